@@ -1,0 +1,84 @@
+// kube-actor-scheduler: a Kubernetes pod scheduler built on actors. See DESIGN.md §2 for the
+// command-line contract.
+#include <cstring>
+#include <iostream>
+#include <string>
+
+#include <spdlog/spdlog.h>
+
+#include "actors/app/cli.hpp"
+
+namespace {
+
+void usage(std::ostream& os) {
+  os << "usage:\n"
+        "  kube-actor-scheduler simulate --cluster FILE [--cluster FILE...] [--config FILE]\n"
+        "                                [--output json|table] [--explain] [-v N]\n";
+}
+
+// Accepts "--flag value" and "--flag=value".
+bool take(int argc, char** argv, int& i, const char* flag, std::string& out) {
+  size_t n = std::strlen(flag);
+  if (std::strncmp(argv[i], flag, n) != 0) return false;
+  if (argv[i][n] == '=') {
+    out = argv[i] + n + 1;
+    return true;
+  }
+  if (argv[i][n] != '\0') return false;
+  if (i + 1 >= argc) {
+    out.clear();
+    return true;
+  }
+  out = argv[++i];
+  return true;
+}
+
+void set_verbosity(int v) {
+  // kube-scheduler's -v: 2 shows scheduling decisions, 4 and more the per-step detail.
+  spdlog::set_level(v >= 4 ? spdlog::level::trace : v >= 2 ? spdlog::level::debug : spdlog::level::warn);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    usage(std::cerr);
+    return 2;
+  }
+  std::string cmd = argv[1];
+  set_verbosity(0);
+  if (cmd == "simulate") {
+    kas::simulate_args a;
+    for (int i = 2; i < argc; ++i) {
+      std::string v;
+      if (take(argc, argv, i, "--cluster", v)) {
+        if (v.empty()) return std::cerr << "error: --cluster needs a file\n", 2;
+        a.clusters.push_back(v);
+      } else if (take(argc, argv, i, "--config", v)) {
+        a.config = v;
+      } else if (take(argc, argv, i, "--output", v) || take(argc, argv, i, "-o", v)) {
+        a.output = v;
+      } else if (std::strcmp(argv[i], "--explain") == 0) {
+        a.explain = true;
+      } else if (take(argc, argv, i, "-v", v) || take(argc, argv, i, "--v", v)) {
+        try {
+          set_verbosity(std::stoi(v));
+        } catch (const std::exception&) {
+          return std::cerr << "error: -v: expected a number, got \"" << v << "\"\n", 2;
+        }
+      } else {
+        std::cerr << "error: simulate: unknown argument \"" << argv[i] << "\"\n";
+        usage(std::cerr);
+        return 2;
+      }
+    }
+    return kas::run_simulate(a);
+  }
+  if (cmd == "-h" || cmd == "--help" || cmd == "help") {
+    usage(std::cout);
+    return 0;
+  }
+  std::cerr << "error: unknown command \"" << cmd << "\"\n";
+  usage(std::cerr);
+  return 2;
+}

@@ -1,0 +1,216 @@
+// `simulate`: replay manifests through the whole actor pipeline in an embedded cluster and print
+// where each pending pod landed, or why it did not.
+#include <chrono>
+#include <iostream>
+#include <unordered_map>
+
+#include <caf/all.hpp>
+#include <spdlog/spdlog.h>
+
+#include "actors/app/cli.hpp"
+#include "actors/app/json_writer.hpp"
+#include "actors/embedded_cluster.hpp"
+#include "actors/scheduler.hpp"
+#include "config/cluster_manifests.hpp"
+#include "config/runtime_config.hpp"
+
+namespace kas {
+
+namespace {
+
+struct pod_result {
+  pod_info_ptr pod;
+  pod_outcome outcome;
+  const explain_record* explain = nullptr;
+};
+
+void print_json(const std::vector<pod_result>& rows, const cluster_input& in, double seconds) {
+  json_writer w;
+  w.begin_object().key("pods").begin_array();
+  size_t scheduled = 0, unschedulable = 0, errors = 0;
+  for (auto& r : rows) {
+    w.begin_object();
+    w.key("namespace").value(r.pod->ns).key("name").value(r.pod->name);
+    w.key("node");
+    if (r.outcome.node.empty()) w.null(); else w.value(r.outcome.node);
+    w.key("status").value(r.outcome.status);
+    w.key("message").value(r.outcome.status == "Scheduled" ? std::string{} : r.outcome.message);
+    w.key("attempts").value(static_cast<int64_t>(r.outcome.attempts));
+    if (r.explain) {
+      w.key("explain").begin_object();
+      w.key("filters").begin_object();
+      for (auto& [node, verdicts] : r.explain->filters) {
+        w.key(node).begin_object();
+        for (auto& [plugin, verdict] : verdicts) w.key(plugin).value(verdict);
+        w.end_object();
+      }
+      w.end_object();
+      w.key("scores").begin_array();
+      for (auto& row : r.explain->scores) {
+        w.begin_object().key("node").value(row.node).key("plugins").begin_array();
+        for (auto& [plugin, raw, norm, weighted] : row.plugins)
+          w.begin_object()
+            .key("plugin").value(plugin)
+            .key("raw").value(raw)
+            .key("normalized").value(norm)
+            .key("weighted").value(weighted)
+            .end_object();
+        w.end_array().key("total").value(row.total).end_object();
+      }
+      w.end_array();
+      w.key("selected");
+      if (r.explain->selected.empty()) w.null(); else w.value(r.explain->selected);
+      w.end_object();
+    }
+    w.end_object();
+    if (r.outcome.status == "Scheduled") ++scheduled;
+    else if (r.outcome.status == "Error") ++errors;
+    else ++unschedulable;
+  }
+  w.end_array();
+  w.key("summary").begin_object();
+  w.key("nodes").value(static_cast<int64_t>(in.nodes.size()));
+  w.key("pods").value(static_cast<int64_t>(rows.size()));
+  w.key("scheduled").value(static_cast<int64_t>(scheduled));
+  w.key("unschedulable").value(static_cast<int64_t>(unschedulable));
+  w.key("errors").value(static_cast<int64_t>(errors));
+  w.key("existing").value(static_cast<int64_t>(in.bound_pods.size()));
+  w.key("seconds").value(seconds);
+  w.end_object().end_object();
+  std::cout << w.str() << "\n";
+}
+
+void print_table(const std::vector<pod_result>& rows, const cluster_input& in, double seconds) {
+  size_t scheduled = 0;
+  std::printf("%-16s %-32s %-14s %-20s %s\n", "NAMESPACE", "NAME", "STATUS", "NODE", "MESSAGE");
+  for (auto& r : rows) {
+    if (r.outcome.status == "Scheduled") ++scheduled;
+    std::printf("%-16s %-32s %-14s %-20s %s\n", r.pod->ns.c_str(), r.pod->name.c_str(), r.outcome.status.c_str(),
+                r.outcome.node.empty() ? "<none>" : r.outcome.node.c_str(),
+                r.outcome.status == "Scheduled" ? "" : r.outcome.message.c_str());
+    if (r.explain) {
+      for (auto& [node, verdicts] : r.explain->filters) {
+        std::printf("    filter %-20s", node.c_str());
+        for (auto& [plugin, verdict] : verdicts) std::printf(" %s=%s", plugin.c_str(), verdict.c_str());
+        std::printf("\n");
+      }
+      for (auto& row : r.explain->scores) {
+        std::printf("    score  %-20s total=%lld", row.node.c_str(), static_cast<long long>(row.total));
+        for (auto& [plugin, raw, norm, weighted] : row.plugins)
+          std::printf(" %s=%lld/%lld/%lld", plugin.c_str(), static_cast<long long>(raw), static_cast<long long>(norm),
+                      static_cast<long long>(weighted));
+        std::printf("\n");
+      }
+    }
+  }
+  std::printf("\n%zu nodes, %zu existing pods, %zu pending: %zu scheduled, %zu not scheduled (%.3f s)\n",
+              in.nodes.size(), in.bound_pods.size(), rows.size(), scheduled, rows.size() - scheduled, seconds);
+}
+
+}  // namespace
+
+int run_simulate(const simulate_args& args) {
+  if (args.clusters.empty()) {
+    std::cerr << "error: simulate needs at least one --cluster FILE\n";
+    return 2;
+  }
+  if (args.output != "json" && args.output != "table") {
+    std::cerr << "error: --output: must be json or table, got \"" << args.output << "\"\n";
+    return 2;
+  }
+  auto cfg = load_scheduler_config(args.config);
+  if (!cfg) {
+    std::cerr << "error: " << cfg.err().message << "\n";
+    return 2;
+  }
+  auto manifests = load_manifests(args.clusters);
+  if (!manifests) {
+    std::cerr << "error: " << manifests.err().message << "\n";
+    return 2;
+  }
+  auto input = compile_cluster(*manifests);
+  if (!input) {
+    std::cerr << "error: " << input.err().message << "\n";
+    return 2;
+  }
+  for (auto& w : input->warnings) std::cerr << "warning: " << w << "\n";
+
+  auto t0 = std::chrono::steady_clock::now();
+  caf::actor_system_config sys_cfg;
+  sys_cfg.set("scheduler.max-threads", static_cast<size_t>(cfg->runtime.threads));
+  sys_cfg.set("logger.verbosity", caf::atom("quiet"));
+  caf::actor_system sys{sys_cfg};
+
+  cluster_options copts;
+  copts.node_agents = cfg->runtime.node_agents;
+  auto cluster = spawn_embedded_cluster(sys, copts);
+  // The cluster holds everything before the scheduler starts, as a replayed dump would: the
+  // scheduler's initial list then sees every pending pod, and QueueSort decides the order.
+  for (auto& n : input->nodes) caf::anon_send(cluster, create_atom::value, node_info_ptr(n));
+  for (auto& p : input->bound_pods) caf::anon_send(cluster, create_atom::value, p);
+  for (auto& p : input->pending_pods) caf::anon_send(cluster, create_atom::value, p);
+
+  scheduler_options sopts;
+  sopts.profiles = cfg->profiles;
+  sopts.runtime = cfg->runtime;
+  sopts.explain = args.explain;
+  sopts.skip_idle_backoff = true;
+  auto sched = start_scheduler(sys, sopts, cluster);
+  if (!sched) {
+    std::cerr << "error: " << sched.err().message << "\n";
+    caf::anon_send_exit(cluster, caf::exit_reason::user_shutdown);
+    return 2;
+  }
+
+  caf::scoped_actor self{sys};
+  int rc = 0;
+  std::vector<pod_outcome> outcomes;
+  std::vector<explain_record> explains;
+  self->request(sched->wiring->queue, caf::infinite, done_atom::value)
+    .receive([&](queue_stats) {}, [&](caf::error& e) { rc = 1, std::cerr << "error: " << sys.render(e) << "\n"; });
+  self->request(sched->wiring->recorder, caf::infinite, outcomes_atom::value)
+    .receive([&](std::vector<pod_outcome>& o) { outcomes = std::move(o); },
+             [&](caf::error& e) { rc = 1, std::cerr << "error: " << sys.render(e) << "\n"; });
+  if (args.explain)
+    self->request(sched->wiring->recorder, caf::infinite, outcomes_atom::value, explain_record{})
+      .receive([&](std::vector<explain_record>& e) { explains = std::move(e); },
+               [&](caf::error& e) { rc = 1, std::cerr << "error: " << sys.render(e) << "\n"; });
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  stop_scheduler(*sched);
+  caf::anon_send_exit(cluster, caf::exit_reason::user_shutdown);
+  sys.await_actors_before_shutdown(false);
+  if (rc != 0) return rc;
+
+  std::unordered_map<std::string, pod_outcome> by_uid;
+  for (auto& o : outcomes) by_uid[o.uid] = o;
+  std::unordered_map<std::string, const explain_record*> explain_by_pod;
+  for (auto& e : explains) explain_by_pod[e.pod_key] = &e;  // the last attempt wins
+  std::vector<pod_result> rows;
+  for (auto& p : input->pending_pods) {
+    pod_result r;
+    r.pod = p;
+    auto it = by_uid.find(p->uid);
+    if (it != by_uid.end()) {
+      r.outcome = it->second;
+    } else {
+      r.outcome.status = "Unschedulable";
+      bool ours = false;
+      for (auto& prof : cfg->profiles) ours |= prof.scheduler_name == p->scheduler_name;
+      if (!ours)
+        r.outcome.message = "schedulerName \"" + p->scheduler_name + "\" matches no profile; left to another scheduler";
+      else if (p->has_scheduling_gates())
+        r.outcome.message = "Scheduling is blocked due to non-empty scheduling gates";
+      else
+        r.outcome.message = "not scheduled";
+    }
+    auto e = explain_by_pod.find(p->ns + "/" + p->name);
+    if (e != explain_by_pod.end()) r.explain = e->second;
+    rows.push_back(std::move(r));
+  }
+  if (args.output == "json") print_json(rows, *input, seconds);
+  else print_table(rows, *input, seconds);
+  std::fflush(stdout);
+  return 0;
+}
+
+}  // namespace kas

@@ -1,0 +1,62 @@
+#include "actors/binder.hpp"
+
+#include "actors/cycle_outcome.hpp"
+
+namespace kas {
+
+namespace {
+
+struct binder_state {
+  std::shared_ptr<const pipeline> wiring;
+  size_t in_flight = 0;
+  static inline const char* name = "binder";
+};
+
+using self_ptr = binder_actor::stateful_pointer<binder_state>;
+
+void bind_failed(self_ptr self, cycle_ctx& ctx, const fw::status& s) {
+  // kube reports a failed binding cycle as "Binding rejected: <err>" (and as an error, it backs off).
+  auto msg = "Binding rejected: " + s.message();
+  fw::status err(fw::code::error, fw::intern(s.message()));
+  abort_reserved(self, *self->state.wiring, ctx, err, msg);
+}
+
+}  // namespace
+
+binder_actor spawn_binder(caf::actor_system& sys, std::shared_ptr<const pipeline> wiring) {
+  return sys.spawn([wiring](self_ptr self) -> binder_actor::behavior_type {
+    self->state.wiring = wiring;
+    return {
+      [=](bind_atom, const cycle_ctx_ptr& ctx) {
+        auto& fwk = *ctx->fwk;
+        auto s = fwk.run_pre_bind_pre_flight(ctx->state, *ctx->assumed, ctx->node);
+        if (!s.is_success() && !s.is_skip()) return bind_failed(self, *ctx, s);
+        if (s.is_success()) {
+          s = fwk.run_pre_bind(ctx->state, *ctx->assumed, ctx->node);
+          if (!s.is_success()) return bind_failed(self, *ctx, s);
+        }
+        self->state.in_flight++;
+        auto me = caf::actor_cast<binder_actor>(self);
+        s = fwk.run_bind(ctx->state, *ctx->assumed, ctx->node,
+                         [me, ctx](fw::status result) { caf::anon_send(me, result_atom::value, ctx, result); });
+        if (s.get_code() == fw::code::pending) return;
+        self->state.in_flight--;
+        if (s.is_skip()) s = fw::status::error("no bind plugin bound the pod");
+        if (!s.is_success()) return bind_failed(self, *ctx, s);
+        // Synchronous success.
+        caf::anon_send(me, result_atom::value, ctx, fw::status::ok());
+        self->state.in_flight++;
+      },
+      [=](result_atom, const cycle_ctx_ptr& ctx, const fw::status& s) {
+        self->state.in_flight--;
+        if (!s.is_success()) return bind_failed(self, *ctx, s);
+        auto& p = *self->state.wiring;
+        self->send(p.cache, finished_atom::value, ctx->assumed->uid);
+        ctx->fwk->run_post_bind(ctx->state, *ctx->assumed, ctx->node);  // a PostBind failure changes nothing
+        report_scheduled(self, p, *ctx);
+      },
+    };
+  });
+}
+
+}  // namespace kas

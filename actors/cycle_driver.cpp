@@ -1,0 +1,387 @@
+#include "actors/cycle_driver.hpp"
+
+#include <algorithm>
+#include <random>
+#include <unordered_map>
+
+#include "actors/cycle_outcome.hpp"
+#include "spdlog/spdlog.h"
+
+namespace kas {
+
+namespace {
+
+struct driver_state {
+  std::unordered_map<std::string, fw::framework_ptr> frameworks;
+  std::shared_ptr<const pipeline> wiring;
+  driver_options opts;
+  uint32_t in_flight = 0;
+  bool popping = false;
+  size_t next_start = 0;
+  size_t next_binder = 0;
+  uint64_t cycle = 0;
+  uint64_t conflicts = 0;
+  std::mt19937_64 rng;
+  static inline const char* name = "cycle_driver";
+};
+
+using self_ptr = driver_actor::stateful_pointer<driver_state>;
+
+// Everything one pod's cycle accumulates between asynchronous steps.
+struct pod_cycle {
+  queued_pod_ptr queued;
+  fw::framework_ptr fwk;
+  snapshot_ptr snap;
+  std::shared_ptr<fw::cycle_state> state;
+  uint64_t cycle = 0;
+  std::vector<uint32_t> order;  // candidate nodes (snapshot indexes) in examination order
+  std::vector<std::shared_ptr<filter_work>> filter_chunks;
+  std::vector<filter_reply> filter_replies;
+  std::vector<uint32_t> feasible;  // snapshot indexes
+  fw::node_to_status statuses;
+  std::vector<score_reply> score_replies;
+  size_t pending = 0;
+  size_t want = 0;
+  explain_record explain;
+};
+using pod_cycle_ptr = std::shared_ptr<pod_cycle>;
+
+void pull(self_ptr self);
+void begin(self_ptr self, queued_pod_ptr qp);
+void after_filter(self_ptr self, pod_cycle_ptr pc);
+void after_score(self_ptr self, pod_cycle_ptr pc);
+void reserve(self_ptr self, pod_cycle_ptr pc, uint32_t node_index);
+
+void finish_cycle(self_ptr self) {
+  self->state.in_flight--;
+  pull(self);
+}
+
+std::string verdict_text(const fw::status& s) {
+  if (s.is_success()) return "Success";
+  if (s.is_skip()) return "Skip";
+  std::string t(fw::to_string(s.get_code()));
+  auto m = s.message();
+  return m.empty() ? t : t + ": " + m;
+}
+
+// The cycle failed before Reserve: FitError message, PostFilter, requeue.
+void fail_unschedulable(self_ptr self, pod_cycle_ptr pc, const fw::status& s, const std::string& pre_filter_msg) {
+  auto& p = *self->state.wiring;
+  failure_report r;
+  r.pod = pc->queued;
+  r.cycle = pc->cycle;
+  if (s.get_code() == fw::code::error) {
+    r.result = s;
+    r.message = s.message();
+  } else {
+    std::string post_msg;
+    if (pc->fwk->has_post_filter()) {
+      fw::post_filter_result pfr;
+      auto ps = pc->fwk->run_post_filter(*pc->state, *pc->queued->pod, *pc->snap, pc->statuses, pfr);
+      if (!ps.is_success()) post_msg = ps.message();
+    }
+    r.result = fw::status(fw::code::unschedulable);
+    r.message = fw::fit_error_message(pc->snap->size(), pc->statuses, pre_filter_msg, post_msg);
+    // Every plugin that rejected a node is a plugin whose events may make the pod schedulable.
+    for (auto& [node, st] : pc->statuses.statuses)
+      if (!st.plugin().empty()) r.unschedulable_plugins.insert(st.plugin());
+    if (pc->statuses.absent && !pc->statuses.absent->plugin().empty())
+      r.unschedulable_plugins.insert(pc->statuses.absent->plugin());
+  }
+  if (self->state.opts.explain) self->send(p.recorder, record_atom::value, std::move(pc->explain));
+  report_failure(self, p, std::move(r));
+  finish_cycle(self);
+}
+
+void pull(self_ptr self) {
+  auto& st = self->state;
+  if (st.popping || st.in_flight >= st.opts.pipeline_depth) return;
+  st.popping = true;
+  uint32_t n = st.opts.pipeline_depth - st.in_flight;
+  self->request(st.wiring->queue, caf::infinite, pop_atom::value, n)
+    .then([=](std::vector<queued_pod_ptr>& pods) {
+      self->state.popping = false;
+      for (auto& qp : pods) {
+        self->state.in_flight++;
+        begin(self, qp);
+      }
+      pull(self);
+    });
+}
+
+void begin(self_ptr self, queued_pod_ptr qp) {
+  self->request(self->state.wiring->cache, caf::infinite, snap_atom::value).then([=](snapshot_ptr snap) {
+    auto& st = self->state;
+    auto pc = std::make_shared<pod_cycle>();
+    pc->queued = qp;
+    pc->snap = std::move(snap);
+    pc->state = std::make_shared<fw::cycle_state>();
+    pc->cycle = ++st.cycle;
+    pc->explain.pod_key = qp->pod->ns + "/" + qp->pod->name;
+    auto it = st.frameworks.find(qp->pod->scheduler_name);
+    if (it == st.frameworks.end()) {
+      finish_cycle(self);
+      return;
+    }
+    pc->fwk = it->second;
+    const auto& pod = *qp->pod;
+    const auto& snapr = *pc->snap;
+    if (snapr.size() == 0) {
+      fail_unschedulable(self, pc, fw::status::error("no nodes available to schedule pods"), "");
+      return;
+    }
+    fw::pre_filter_result pr;
+    auto s = pc->fwk->run_pre_filter(*pc->state, pod, snapr, pr);
+    if (!s.is_success()) {
+      if (s.is_rejected()) {
+        pc->statuses.absent = s;
+        fail_unschedulable(self, pc, s, s.message());
+      } else {
+        fail_unschedulable(self, pc, s, "");
+      }
+      return;
+    }
+    // Candidates in examination order: from the round-robin start index.
+    size_t n = snapr.size();
+    if (pr.all_nodes()) {
+      pc->order.resize(n);
+      size_t start = st.next_start % n;
+      for (size_t i = 0; i < n; ++i) pc->order[i] = static_cast<uint32_t>((start + i) % n);
+    } else {
+      std::vector<uint32_t> named;
+      for (auto& name : *pr.node_names) {
+        long idx = snapr.index_of(name);
+        if (idx >= 0) named.push_back(static_cast<uint32_t>(idx));
+      }
+      std::sort(named.begin(), named.end());
+      size_t start = named.empty() ? 0 : st.next_start % named.size();
+      for (size_t i = 0; i < named.size(); ++i) pc->order.push_back(named[(start + i) % named.size()]);
+      std::vector<std::string_view> plugins = pr.from_plugins;
+      std::sort(plugins.begin(), plugins.end());
+      std::string msg = "node(s) didn't satisfy plugin(s) [";
+      for (size_t i = 0; i < plugins.size(); ++i) msg += (i ? " " : "") + std::string(plugins[i]);
+      msg += "]";
+      pc->statuses.absent = fw::status(fw::code::unschedulable_and_unresolvable, fw::intern(msg));
+    }
+    bool explain = st.opts.explain;
+    pc->want = explain ? pc->order.size()
+                       : static_cast<size_t>(fw::num_feasible_nodes_to_find(
+                           pc->fwk->profile().percentage_of_nodes_to_score, static_cast<int64_t>(pc->order.size())));
+    // Fan Filter out over the workers, one contiguous range of the order each. Each range looks for
+    // the full `want`; the merge keeps the first `want` in order, exactly as a sequential scan.
+    auto& workers = st.wiring->workers;
+    size_t w = std::min(workers.size(), std::max<size_t>(1, pc->order.size() / 64 + 1));
+    size_t per = (pc->order.size() + w - 1) / std::max<size_t>(w, 1);
+    std::shared_ptr<const fw::cycle_state> cstate = pc->state;
+    for (size_t c = 0; c * per < pc->order.size() && c < w; ++c) {
+      auto work = std::make_shared<filter_work>();
+      work->fwk = pc->fwk;
+      work->pod = qp->pod;
+      work->state = cstate;
+      work->snap = pc->snap;
+      work->nodes.assign(pc->order.begin() + c * per, pc->order.begin() + std::min(pc->order.size(), (c + 1) * per));
+      work->want_feasible = pc->want;
+      work->explain = explain;
+      pc->filter_chunks.push_back(work);
+    }
+    if (pc->filter_chunks.empty()) {
+      after_filter(self, pc);
+      return;
+    }
+    pc->filter_replies.resize(pc->filter_chunks.size());
+    pc->pending = pc->filter_chunks.size();
+    for (size_t c = 0; c < pc->filter_chunks.size(); ++c) {
+      filter_work_ptr work = pc->filter_chunks[c];
+      self->request(workers[c], caf::infinite, work_atom::value, work).then([=](filter_reply& rep) {
+        pc->filter_replies[c] = std::move(rep);
+        if (--pc->pending == 0) after_filter(self, pc);
+      });
+    }
+  });
+}
+
+void after_filter(self_ptr self, pod_cycle_ptr pc) {
+  auto& st = self->state;
+  const auto& snapr = *pc->snap;
+  size_t processed = 0;
+  for (size_t c = 0; c < pc->filter_replies.size(); ++c) {
+    auto& rep = pc->filter_replies[c];
+    const auto& nodes = pc->filter_chunks[c]->nodes;
+    if (rep.error.get_code() == fw::code::error) {
+      fail_unschedulable(self, pc, rep.error, "");
+      return;
+    }
+    for (auto off : rep.feasible)
+      if (pc->feasible.size() < pc->want) pc->feasible.push_back(nodes[off]);
+    for (auto& [off, s] : rep.failed) pc->statuses.statuses.emplace(snapr.node(nodes[off]).name, s);
+    processed += rep.examined;
+    if (st.opts.explain)
+      for (auto& [off, verdicts] : rep.verdicts) {
+        std::vector<std::pair<std::string, std::string>> row;
+        for (auto& v : verdicts) row.emplace_back(std::string(v.plugin), verdict_text(v.result));
+        pc->explain.filters.emplace_back(snapr.node(nodes[off]).name, std::move(row));
+      }
+  }
+  if (!pc->order.empty()) st.next_start = (st.next_start + std::min(processed, pc->order.size())) % snapr.size();
+  if (pc->feasible.empty()) {
+    fail_unschedulable(self, pc, fw::status(fw::code::unschedulable), "");
+    return;
+  }
+  if (pc->feasible.size() == 1 && !st.opts.explain) {
+    reserve(self, pc, pc->feasible.front());
+    return;
+  }
+  std::vector<const node_info*> nodes;
+  nodes.reserve(pc->feasible.size());
+  for (auto idx : pc->feasible) nodes.push_back(&snapr.node(idx));
+  auto s = pc->fwk->run_pre_score(*pc->state, *pc->queued->pod, nodes);
+  if (!s.is_success()) {
+    fail_unschedulable(self, pc, fw::status::error(s.message()), "");
+    return;
+  }
+  auto& workers = st.wiring->workers;
+  size_t w = std::min(workers.size(), std::max<size_t>(1, pc->feasible.size() / 32 + 1));
+  size_t per = (pc->feasible.size() + w - 1) / w;
+  std::shared_ptr<const fw::cycle_state> cstate = pc->state;
+  std::vector<score_work_ptr> chunks;
+  for (size_t c = 0; c * per < pc->feasible.size(); ++c) {
+    auto work = std::make_shared<score_work>();
+    work->fwk = pc->fwk;
+    work->pod = pc->queued->pod;
+    work->state = cstate;
+    work->snap = pc->snap;
+    work->nodes.assign(pc->feasible.begin() + c * per,
+                       pc->feasible.begin() + std::min(pc->feasible.size(), (c + 1) * per));
+    chunks.push_back(work);
+  }
+  pc->score_replies.resize(chunks.size());
+  pc->pending = chunks.size();
+  for (size_t c = 0; c < chunks.size(); ++c) {
+    self->request(workers[c % workers.size()], caf::infinite, work_atom::value, chunks[c])
+      .then([=](score_reply& rep) {
+        pc->score_replies[c] = std::move(rep);
+        if (--pc->pending == 0) after_score(self, pc);
+      });
+  }
+}
+
+void after_score(self_ptr self, pod_cycle_ptr pc) {
+  auto& st = self->state;
+  const auto& fwk = *pc->fwk;
+  const auto& snapr = *pc->snap;
+  size_t k = fwk.score_plugin_count();
+  std::vector<uint32_t> nodes;
+  std::vector<std::vector<fw::node_score>> raw(k);
+  for (auto& rep : pc->score_replies) {
+    if (rep.error.get_code() == fw::code::error || rep.error.is_rejected()) {
+      fail_unschedulable(self, pc, fw::status::error(rep.error.message()), "");
+      return;
+    }
+    for (size_t i = 0; i < rep.nodes.size(); ++i) {
+      nodes.push_back(rep.nodes[i]);
+      for (size_t p = 0; p < k; ++p) raw[p].push_back({snapr.node(rep.nodes[i]).name, rep.raw[i * k + p]});
+    }
+  }
+  std::vector<std::vector<fw::node_score>> raw_copy;
+  if (st.opts.explain) raw_copy = raw;
+  std::vector<int64_t> totals;
+  auto s = fwk.normalize_and_weigh(*pc->state, *pc->queued->pod, raw, totals);
+  if (!s.is_success()) {
+    fail_unschedulable(self, pc, fw::status::error(s.message()), "");
+    return;
+  }
+  if (k == 0) totals.assign(nodes.size(), 1);  // kube: with no score plugins every node scores 1
+  // selectHost: the highest total; ties broken uniformly at random (reservoir sampling).
+  size_t best = 0;
+  size_t ties = 1;
+  for (size_t i = 1; i < nodes.size(); ++i) {
+    if (totals[i] > totals[best]) {
+      best = i;
+      ties = 1;
+    } else if (totals[i] == totals[best]) {
+      ++ties;
+      if (std::uniform_int_distribution<size_t>(0, ties - 1)(st.rng) == 0) best = i;
+    }
+  }
+  if (st.opts.explain) {
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      explain_record::score_row row;
+      row.node = snapr.node(nodes[i]).name;
+      for (size_t p = 0; p < k; ++p)
+        row.plugins.emplace_back(std::string(fwk.score_plugin_name(p)), raw_copy[p][i].score, raw[p][i].score,
+                                 raw[p][i].score * fwk.score_weight(p));
+      row.total = totals[i];
+      pc->explain.scores.push_back(std::move(row));
+    }
+  }
+  reserve(self, pc, nodes[best]);
+}
+
+void reserve(self_ptr self, pod_cycle_ptr pc, uint32_t node_index) {
+  auto& st = self->state;
+  const node_info& node = pc->snap->node(node_index);
+  assume_request req;
+  req.fwk = pc->fwk;
+  req.pod = pc->queued->pod;
+  req.state = pc->state;
+  req.node = node.name;
+  req.node_generation = node.generation;
+  if (st.opts.explain) pc->explain.selected = node.name;
+  self->request(st.wiring->cache, caf::infinite, assume_atom::value, std::move(req))
+    .then([=](assume_reply& rep) {
+      auto& st = self->state;
+      auto& p = *st.wiring;
+      if (!rep.ok) {
+        if (rep.conflict) {
+          // Optimistic validation lost a race: retry at once on a newer snapshot, no backoff.
+          st.conflicts++;
+          begin(self, pc->queued);
+          return;
+        }
+        fail_unschedulable(self, pc, fw::status::error(rep.message), "");
+        return;
+      }
+      if (st.opts.explain) self->send(p.recorder, record_atom::value, std::move(pc->explain));
+      auto ctx = std::make_shared<cycle_ctx>();
+      ctx->fwk = pc->fwk;
+      ctx->queued = pc->queued;
+      ctx->assumed = rep.assumed;
+      ctx->node = rep.assumed->node_name;
+      ctx->state = std::move(*pc->state);
+      ctx->cycle = pc->cycle;
+      ctx->started = std::chrono::steady_clock::now();
+      auto s = ctx->fwk->run_reserve(ctx->state, *ctx->assumed, ctx->node);
+      if (!s.is_success()) {
+        abort_reserved(self, p, *ctx, s, s.message());
+        finish_cycle(self);
+        return;
+      }
+      s = ctx->fwk->run_permit(ctx->state, *ctx->assumed, ctx->node, ctx->permit_waits);
+      if (s.is_wait()) {
+        self->send(p.permit, wait_atom::value, ctx);
+      } else if (!s.is_success()) {
+        abort_reserved(self, p, *ctx, s, s.message());
+      } else {
+        self->send(p.binders[st.next_binder++ % p.binders.size()], bind_atom::value, ctx);
+      }
+      finish_cycle(self);
+    });
+}
+
+}  // namespace
+
+driver_actor spawn_cycle_driver(caf::actor_system& sys, std::vector<fw::framework_ptr> frameworks,
+                                const driver_options& opts, std::shared_ptr<const pipeline> wiring) {
+  return sys.spawn([frameworks, opts, wiring](self_ptr self) -> driver_actor::behavior_type {
+    for (auto& f : frameworks) self->state.frameworks.emplace(f->scheduler_name(), f);
+    self->state.wiring = wiring;
+    self->state.opts = opts;
+    self->state.rng.seed(opts.seed);
+    return {
+      [=](start_atom) { pull(self); },
+    };
+  });
+}
+
+}  // namespace kas

@@ -1,0 +1,204 @@
+#include "actors/embedded_cluster.hpp"
+
+#include <functional>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace kas {
+
+namespace {
+
+// A simulated kubelet for a shard of the nodes: like a kubelet, it watches pods whose nodeName is
+// one of its nodes, takes each into a pod worker and reports it Running. It never schedules.
+struct node_agent_state {
+  cluster_actor cluster;
+  size_t shard = 0, shards = 1;
+  std::unordered_set<std::string> running;  // uids already started
+  static inline const char* name = "node_agent";
+};
+
+watcher_actor::behavior_type node_agent(watcher_actor::stateful_pointer<node_agent_state> self, cluster_actor cluster,
+                                        size_t shard, size_t shards) {
+  self->state.cluster = cluster;
+  self->state.shard = shard;
+  self->state.shards = shards;
+  return {
+    [=](event_atom, const cluster_change_ptr& ch) {
+      auto& st = self->state;
+      if (ch->type == cluster_event_type::pod_delete) {
+        if (ch->old_pod) st.running.erase(ch->old_pod->uid);
+        return;
+      }
+      if (ch->type != cluster_event_type::pod_add && ch->type != cluster_event_type::pod_update) return;
+      const auto& p = ch->new_pod;
+      if (!p || p->node_name.empty()) return;
+      if (std::hash<std::string>{}(p->node_name) % st.shards != st.shard) return;
+      if (p->phase == "Running" || p->phase == "Succeeded" || p->phase == "Failed") return;
+      if (!st.running.insert(p->uid).second) return;
+      self->send(st.cluster, status_atom::value, p->uid, std::string("Running"));
+    },
+  };
+}
+
+struct cluster_state {
+  std::unordered_map<std::string, node_info_ptr> nodes;
+  std::unordered_map<std::string, pod_info_ptr> pods;  // by uid
+  std::vector<watcher_actor> watchers;
+  std::vector<cluster_event_record> events;
+  uint64_t rv = 0;
+  size_t bound = 0, running = 0, conflicts = 0;
+  static inline const char* name = "embedded_cluster";
+};
+
+using cluster_self = cluster_actor::stateful_pointer<cluster_state>;
+
+void emit(cluster_self self, cluster_change ch) {
+  ch.resource_version = ++self->state.rv;
+  auto ptr = std::make_shared<const cluster_change>(std::move(ch));
+  for (auto& w : self->state.watchers) self->send(w, event_atom::value, ptr);
+}
+
+}  // namespace
+
+cluster_actor spawn_embedded_cluster(caf::actor_system& sys, const cluster_options& opts) {
+  size_t shards = std::max<size_t>(1, opts.node_agents);
+  return sys.spawn([shards](cluster_self self) -> cluster_actor::behavior_type {
+    // The node agents (kubelets) are linked: they go down with their cluster. They watch from the
+    // start, so they see every pod.
+    auto me = caf::actor_cast<cluster_actor>(self);
+    for (size_t i = 0; i < shards; ++i)
+      self->state.watchers.push_back(self->spawn<caf::linked>(node_agent, me, i, shards));
+    return {
+      [=](watch_atom, watcher_actor w) {
+        auto& st = self->state;
+        // List: nodes first, then pods, as an informer's initial sync delivers them.
+        for (auto& [name, n] : st.nodes) {
+          cluster_change ch;
+          ch.type = cluster_event_type::node_add;
+          ch.new_node = n;
+          ch.resource_version = st.rv;
+          self->send(w, event_atom::value, std::make_shared<const cluster_change>(std::move(ch)));
+        }
+        for (auto& [uid, p] : st.pods) {
+          cluster_change ch;
+          ch.type = cluster_event_type::pod_add;
+          ch.new_pod = p;
+          ch.resource_version = st.rv;
+          self->send(w, event_atom::value, std::make_shared<const cluster_change>(std::move(ch)));
+        }
+        cluster_change synced;
+        synced.type = cluster_event_type::synced;
+        synced.resource_version = st.rv;
+        self->send(w, event_atom::value, std::make_shared<const cluster_change>(std::move(synced)));
+        st.watchers.push_back(std::move(w));
+      },
+      [=](create_atom, node_info_ptr n) {
+        auto& st = self->state;
+        cluster_change ch;
+        auto it = st.nodes.find(n->name);
+        if (it == st.nodes.end()) {
+          ch.type = cluster_event_type::node_add;
+        } else {
+          ch.type = cluster_event_type::node_update;
+          ch.old_node = it->second;
+        }
+        ch.new_node = n;
+        st.nodes[n->name] = n;
+        emit(self, std::move(ch));
+      },
+      [=](create_atom, pod_info_ptr p) {
+        auto& st = self->state;
+        if (st.pods.count(p->uid)) return;  // AlreadyExists; the loader rejects duplicates first
+        st.pods[p->uid] = p;
+        if (!p->node_name.empty()) st.bound++;
+        cluster_change ch;
+        ch.type = cluster_event_type::pod_add;
+        ch.new_pod = p;
+        emit(self, std::move(ch));
+      },
+      [=](delete_atom, const std::string& uid, const std::function<void(fw::status)>& done) {
+        auto& st = self->state;
+        auto it = st.pods.find(uid);
+        if (it == st.pods.end()) {
+          if (done) done(fw::status::error("pods \"" + uid + "\" not found"));
+          return;
+        }
+        cluster_change ch;
+        ch.type = cluster_event_type::pod_delete;
+        ch.old_pod = it->second;
+        if (!it->second->node_name.empty()) st.bound--;
+        st.pods.erase(it);
+        emit(self, std::move(ch));
+        if (done) done(fw::status::ok());
+      },
+      [=](delete_atom, const std::string& node) {
+        auto& st = self->state;
+        auto it = st.nodes.find(node);
+        if (it == st.nodes.end()) return;
+        cluster_change ch;
+        ch.type = cluster_event_type::node_delete;
+        ch.old_node = it->second;
+        st.nodes.erase(it);
+        emit(self, std::move(ch));
+      },
+      [=](bind_atom, const std::string& uid, const std::string& node, const std::function<void(fw::status)>& done) {
+        auto& st = self->state;
+        auto it = st.pods.find(uid);
+        if (it == st.pods.end()) {
+          done(fw::status::error("pods \"" + uid + "\" not found"));
+          return;
+        }
+        if (!it->second->node_name.empty()) {
+          // The apiserver answers 409 Conflict for a pod that is already bound.
+          st.conflicts++;
+          done(fw::status::error("Operation cannot be fulfilled on pods/binding \"" + it->second->name +
+                                 "\": pod " + it->second->name + " is already assigned to node \"" +
+                                 it->second->node_name + "\""));
+          return;
+        }
+        if (!st.nodes.count(node)) {
+          done(fw::status::error("node \"" + node + "\" not found"));
+          return;
+        }
+        auto bound = with_node_name(*it->second, node);
+        cluster_change ch;
+        ch.type = cluster_event_type::pod_update;
+        ch.old_pod = it->second;
+        ch.new_pod = bound;
+        it->second = bound;
+        st.bound++;
+        emit(self, std::move(ch));
+        done(fw::status::ok());
+      },
+      [=](status_atom, const std::string& uid, const std::string& phase) {
+        auto& st = self->state;
+        auto it = st.pods.find(uid);
+        if (it == st.pods.end() || it->second->phase == phase) return;
+        auto updated = std::make_shared<pod_info>(*it->second);
+        updated->phase = phase;
+        if (phase == "Running") st.running++;
+        cluster_change ch;
+        ch.type = cluster_event_type::pod_update;
+        ch.old_pod = it->second;
+        ch.new_pod = updated;
+        it->second = updated;
+        emit(self, std::move(ch));
+      },
+      [=](record_atom, cluster_event_record& ev) { self->state.events.push_back(std::move(ev)); },
+      [=](stats_atom) {
+        auto& st = self->state;
+        cluster_stats s;
+        s.nodes = st.nodes.size();
+        s.pods = st.pods.size();
+        s.bound = st.bound;
+        s.running = st.running;
+        s.events = st.events.size();
+        s.resource_version = st.rv;
+        s.bind_conflicts = st.conflicts;
+        return s;
+      },
+    };
+  });
+}
+
+}  // namespace kas

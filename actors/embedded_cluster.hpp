@@ -1,0 +1,61 @@
+#pragma once
+// embedded_cluster: the in-process stand-in for the apiserver and the kubelets.
+//
+// Owns: the object store (nodes, pods, events) and the list of watchers. Every change is stamped
+// with a resourceVersion and fanned out, in order, to every watcher as (event_atom, cluster_change).
+// A new watcher first receives the current state as Add events (list), then the stream (watch).
+// Bind follows the pods/binding subresource: 404 if the pod is gone, 409 if it is already bound.
+// Simulated node agents (node_agent) watch for pods bound to their nodes and report them Running.
+#include <caf/all.hpp>
+
+#include "messages/protocol.hpp"
+
+namespace kas {
+
+// An Event object as the cluster stores it (core/v1 Event, reduced).
+struct cluster_event_record {
+  std::string type;    // Normal | Warning
+  std::string reason;  // Scheduled | FailedScheduling | Preempted
+  std::string pod_uid, pod_key;
+  std::string message;
+};
+
+// Counters the cluster exposes to `simulate` and tests.
+struct cluster_stats {
+  size_t nodes = 0, pods = 0, bound = 0, running = 0, events = 0;
+  uint64_t resource_version = 0;
+  size_t bind_conflicts = 0;
+};
+
+using watcher_actor = caf::typed_actor<
+  // A change in the cluster, in resourceVersion order.
+  caf::reacts_to<event_atom, cluster_change_ptr>>;
+
+using cluster_actor = caf::typed_actor<
+  // Subscribe: the current state as Add events, then every change.
+  caf::reacts_to<watch_atom, watcher_actor>,
+  // Create a node / a pod (pods with spec.nodeName are created bound).
+  caf::reacts_to<create_atom, node_info_ptr>, caf::reacts_to<create_atom, pod_info_ptr>,
+  // Delete a pod by uid; `done` reports the result (404 as an error status).
+  caf::reacts_to<delete_atom, std::string, std::function<void(fw::status)>>,
+  // Delete a node by name.
+  caf::reacts_to<delete_atom, std::string>,
+  // POST pods/binding: bind pod uid to node; `done` is called with the result.
+  caf::reacts_to<bind_atom, std::string, std::string, std::function<void(fw::status)>>,
+  // A node agent reports a pod's phase.
+  caf::reacts_to<status_atom, std::string, std::string>,
+  // Record an Event.
+  caf::reacts_to<record_atom, cluster_event_record>,
+  // Counters.
+  caf::replies_to<stats_atom>::with<cluster_stats>>;
+
+struct cluster_options {
+  size_t node_agents = 2;  // simulated kubelet actors (each serves a shard of the nodes)
+};
+
+cluster_actor spawn_embedded_cluster(caf::actor_system& sys, const cluster_options& opts);
+
+}  // namespace kas
+
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kas::cluster_event_record)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kas::cluster_stats)

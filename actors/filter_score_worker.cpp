@@ -1,0 +1,50 @@
+#include "actors/filter_score_worker.hpp"
+
+namespace kas {
+
+filter_reply run_filter_work(const filter_work& w) {
+  filter_reply rep;
+  rep.feasible.reserve(std::min(w.nodes.size(), w.want_feasible ? w.want_feasible : w.nodes.size()));
+  for (uint32_t off = 0; off < w.nodes.size(); ++off) {
+    if (!w.explain && w.want_feasible && rep.feasible.size() >= w.want_feasible) break;
+    const node_info& node = w.snap->node(w.nodes[off]);
+    ++rep.examined;
+    if (w.explain) rep.verdicts.emplace_back(off, w.fwk->explain_filter(*w.state, *w.pod, node));
+    auto s = w.fwk->run_filter(*w.state, *w.pod, node);
+    if (s.is_success()) {
+      rep.feasible.push_back(off);
+    } else if (s.get_code() == fw::code::error) {
+      rep.error = s;
+      break;
+    } else {
+      rep.failed.emplace_back(off, std::move(s));
+    }
+  }
+  return rep;
+}
+
+score_reply run_score_work(const score_work& w) {
+  score_reply rep;
+  size_t k = w.fwk->score_plugin_count();
+  rep.nodes = w.nodes;
+  rep.raw.resize(w.nodes.size() * k);
+  for (size_t i = 0; i < w.nodes.size(); ++i) {
+    auto s = w.fwk->score_node(*w.state, *w.pod, w.snap->node(w.nodes[i]), rep.raw.data() + i * k);
+    if (!s.is_success()) {
+      rep.error = s;
+      break;
+    }
+  }
+  return rep;
+}
+
+worker_actor spawn_filter_score_worker(caf::actor_system& sys) {
+  return sys.spawn([]() -> worker_actor::behavior_type {
+    return {
+      [](work_atom, const filter_work_ptr& w) { return run_filter_work(*w); },
+      [](work_atom, const score_work_ptr& w) { return run_score_work(*w); },
+    };
+  });
+}
+
+}  // namespace kas

@@ -1,0 +1,15 @@
+#pragma once
+// filter_score_worker: runs the Filter and Score plugins of one pod over a range of nodes. Owns
+// nothing between messages: everything it reads (snapshot, cycle state, framework) arrives as
+// immutable shared values, so any number of workers run in parallel on different ranges.
+#include "actors/handles.hpp"
+
+namespace kas {
+
+worker_actor spawn_filter_score_worker(caf::actor_system& sys);
+
+// The kernels, callable without actors (the bench's raw-kernel loop and the tests use them).
+filter_reply run_filter_work(const filter_work& w);
+score_reply run_score_work(const score_work& w);
+
+}  // namespace kas

@@ -1,0 +1,293 @@
+#include "actors/queue_state.hpp"
+
+#include <algorithm>
+
+namespace kas {
+
+queue_state::queue_state(std::vector<fw::framework_ptr> frameworks, queue_options opts)
+  : frameworks_(std::move(frameworks)), opts_(opts), active_(active_less{this}) {
+  for (auto& f : frameworks_) by_scheduler_.emplace(f->scheduler_name(), f.get());
+}
+
+bool queue_state::active_less::operator()(const active_entry& a, const active_entry& b) const {
+  const auto& fwk = *q->frameworks_.front();
+  if (fwk.queue_less(*a.first, *b.first)) return true;
+  if (fwk.queue_less(*b.first, *a.first)) return false;
+  return a.second < b.second;
+}
+
+const fw::framework* queue_state::framework_for(const pod_info& p) const {
+  auto it = by_scheduler_.find(p.scheduler_name);
+  return it == by_scheduler_.end() ? nullptr : it->second;
+}
+
+void queue_state::push_active(qpod p) {
+  active_entry e{p, insertion_seq_++};
+  active_index_[p->pod->uid] = e;
+  active_.insert(std::move(e));
+  location_[p->pod->uid] = "active";
+}
+
+void queue_state::add(const pod_info_ptr& p, clock::time_point now) {
+  auto* fwk = framework_for(*p);
+  if (!fwk || contains(p->uid)) return;
+  auto q = std::make_shared<fw::queued_pod_info>();
+  q->pod = p;
+  q->timestamp_ns = to_ns(now);
+  auto s = fwk->run_pre_enqueue(*p);
+  if (!s.is_success()) {
+    q->gated_by = s.plugin();
+    gated_[p->uid] = q;
+    location_[p->uid] = "gated";
+    return;
+  }
+  push_active(std::move(q));
+}
+
+void queue_state::update(const pod_info_ptr& old_p, const pod_info_ptr& new_p, clock::time_point now) {
+  const std::string& uid = new_p->uid;
+  auto loc = where(uid);
+  if (loc.empty()) {
+    add(new_p, now);
+    return;
+  }
+  // Replace the pod object wherever it is; an update may lift a gate or make it schedulable.
+  auto replace = [&](qpod& q) {
+    auto copy = std::make_shared<fw::queued_pod_info>(*q);
+    copy->pod = new_p;
+    q = copy;
+  };
+  if (loc == "gated") {
+    auto q = gated_[uid];
+    replace(q);
+    auto* fwk = framework_for(*new_p);
+    if (fwk && fwk->run_pre_enqueue(*new_p).is_success()) {
+      gated_.erase(uid);
+      q->gated_by = {};
+      push_active(q);
+    } else {
+      gated_[uid] = q;
+    }
+  } else if (loc == "active") {
+    auto e = active_index_[uid];
+    active_.erase(e);
+    replace(e.first);
+    active_index_[uid] = e;
+    active_.insert(e);
+  } else if (loc == "unschedulable") {
+    auto q = unschedulable_[uid];
+    replace(q);
+    unschedulable_.erase(uid);
+    // kube: an update of an unschedulable pod is an UnscheduledPodUpdate event for it.
+    fw::event_objects objs;
+    objs.old_pod = old_p.get();
+    objs.new_pod = new_p.get();
+    fw::cluster_event ev{fw::event_resource::unscheduled_pod, fw::act_update, "UnscheduledPodUpdate"};
+    if (pod_wants_event(*q, ev, objs)) {
+      move_to_active_or_backoff(q, now);
+    } else {
+      unschedulable_[uid] = q;
+    }
+  } else if (loc == "backoff") {
+    for (auto it = backoff_.begin(); it != backoff_.end(); ++it)
+      if (it->second->pod->uid == uid) {
+        replace(it->second);
+        break;
+      }
+  } else if (loc == "in-flight") {
+    replace(in_flight_[uid].pod);
+  }
+}
+
+void queue_state::remove(const std::string& uid) {
+  auto loc = where(uid);
+  if (loc == "active") {
+    active_.erase(active_index_[uid]);
+    active_index_.erase(uid);
+  } else if (loc == "gated") {
+    gated_.erase(uid);
+  } else if (loc == "unschedulable") {
+    unschedulable_.erase(uid);
+  } else if (loc == "backoff") {
+    for (auto it = backoff_.begin(); it != backoff_.end(); ++it)
+      if (it->second->pod->uid == uid) {
+        backoff_.erase(it);
+        break;
+      }
+  } else if (loc == "in-flight") {
+    // The cycle's owner reports done/failure later; forget the pod so it is not requeued.
+    in_flight_.erase(uid);
+    prune_event_log();
+  }
+  location_.erase(uid);
+}
+
+std::vector<std::shared_ptr<const fw::queued_pod_info>> queue_state::pop(size_t n, clock::time_point now) {
+  std::vector<std::shared_ptr<const fw::queued_pod_info>> out;
+  while (out.size() < n && !active_.empty()) {
+    auto e = *active_.begin();
+    active_.erase(active_.begin());
+    auto& q = e.first;
+    active_index_.erase(q->pod->uid);
+    auto copy = std::make_shared<fw::queued_pod_info>(*q);
+    copy->attempts++;
+    if (copy->initial_attempt_ns == 0) copy->initial_attempt_ns = to_ns(now);
+    ++cycle_;
+    in_flight_[copy->pod->uid] = in_flight_entry{copy, cycle_, event_seq_};
+    location_[copy->pod->uid] = "in-flight";
+    out.push_back(copy);
+  }
+  return out;
+}
+
+void queue_state::done(const std::string& uid) {
+  if (in_flight_.erase(uid)) {
+    location_.erase(uid);
+    prune_event_log();
+  }
+}
+
+void queue_state::add_unschedulable(const fw::queued_pod_info& info, uint64_t cycle, bool is_error,
+                                    clock::time_point now) {
+  const std::string& uid = info.pod->uid;
+  auto it = in_flight_.find(uid);
+  if (it == in_flight_.end()) return;  // deleted while in flight
+  (void)cycle;
+  uint64_t since = it->second.event_seq;
+  in_flight_.erase(it);
+  auto q = std::make_shared<fw::queued_pod_info>(info);
+  q->timestamp_ns = to_ns(now);
+  bool moved = is_error;
+  for (auto& e : events_) {
+    if (moved) break;
+    if (e.seq > since && pod_wants_event(*q, e.ev, e.objs)) moved = true;
+  }
+  prune_event_log();
+  if (moved) {
+    backoff_.emplace(backoff_expiry(*q), q);
+    location_[uid] = "backoff";
+  } else {
+    unschedulable_[uid] = q;
+    location_[uid] = "unschedulable";
+  }
+}
+
+bool queue_state::pod_wants_event(const fw::queued_pod_info& p, const fw::cluster_event& ev,
+                                  const fw::event_objects& objs) const {
+  auto* fwk = framework_for(*p.pod);
+  if (!fwk) return false;
+  // A pod rejected by no plugin (an Error) is retried on any event.
+  if (p.unschedulable_plugins.empty() && p.pending_plugins.empty()) return true;
+  for (auto& [plugin, reg] : fwk->queueing_hints()) {
+    bool rejected_by = p.unschedulable_plugins.count(plugin) || p.pending_plugins.count(plugin);
+    if (!rejected_by || !reg.event.matches(ev)) continue;
+    if (!reg.hint || reg.hint(*p.pod, objs) == fw::queueing_hint::queue) return true;
+  }
+  return false;
+}
+
+void queue_state::on_event(const fw::cluster_event& ev, const fw::event_objects& objs,
+                           std::shared_ptr<const void> keepalive, clock::time_point now) {
+  if (!in_flight_.empty()) events_.push_back(logged_event{++event_seq_, ev, objs, std::move(keepalive)});
+  std::vector<qpod> moved;
+  for (auto it = unschedulable_.begin(); it != unschedulable_.end();) {
+    if (pod_wants_event(*it->second, ev, objs)) {
+      moved.push_back(it->second);
+      it = unschedulable_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  for (auto& q : moved) move_to_active_or_backoff(q, now);
+  // Gated pods: re-run PreEnqueue when the gating plugin registered for this event.
+  std::vector<qpod> ungated;
+  for (auto it = gated_.begin(); it != gated_.end();) {
+    auto* fwk = framework_for(*it->second->pod);
+    bool relevant = false;
+    for (auto& [plugin, reg] : fwk->queueing_hints())
+      if (plugin == it->second->gated_by && reg.event.matches(ev) &&
+          (!reg.hint || reg.hint(*it->second->pod, objs) == fw::queueing_hint::queue))
+        relevant = true;
+    if (relevant && fwk->run_pre_enqueue(*it->second->pod).is_success()) {
+      ungated.push_back(it->second);
+      it = gated_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  for (auto& q : ungated) push_active(q);
+}
+
+std::chrono::nanoseconds queue_state::backoff_duration(int attempts) const {
+  auto d = opts_.initial_backoff;
+  for (int i = 1; i < attempts; ++i) {
+    if (d > opts_.max_backoff - d) return opts_.max_backoff;
+    d += d;
+  }
+  return std::min(d, opts_.max_backoff);
+}
+
+queue_state::clock::time_point queue_state::backoff_expiry(const fw::queued_pod_info& p) const {
+  return clock::time_point(std::chrono::nanoseconds(p.timestamp_ns)) + backoff_duration(std::max(1, p.attempts));
+}
+
+void queue_state::move_to_active_or_backoff(qpod q, clock::time_point now) {
+  auto expiry = backoff_expiry(*q);
+  if (expiry > now) {
+    backoff_.emplace(expiry, q);
+    location_[q->pod->uid] = "backoff";
+  } else {
+    push_active(q);
+  }
+}
+
+void queue_state::flush(clock::time_point now) {
+  while (!backoff_.empty() && backoff_.begin()->first <= now) {
+    auto q = backoff_.begin()->second;
+    backoff_.erase(backoff_.begin());
+    push_active(q);
+  }
+  std::vector<qpod> stale;
+  for (auto it = unschedulable_.begin(); it != unschedulable_.end();) {
+    auto since = clock::time_point(std::chrono::nanoseconds(it->second->timestamp_ns));
+    if (now - since > opts_.max_in_unschedulable) {
+      stale.push_back(it->second);
+      it = unschedulable_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  for (auto& q : stale) move_to_active_or_backoff(q, now);
+}
+
+void queue_state::flush_backoff_now() {
+  while (!backoff_.empty()) {
+    auto q = backoff_.begin()->second;
+    backoff_.erase(backoff_.begin());
+    push_active(q);
+  }
+}
+
+std::optional<queue_state::clock::time_point> queue_state::next_backoff_expiry() const {
+  if (backoff_.empty()) return std::nullopt;
+  return backoff_.begin()->first;
+}
+
+bool queue_state::contains(const std::string& uid) const { return location_.count(uid) != 0; }
+
+std::string queue_state::where(const std::string& uid) const {
+  auto it = location_.find(uid);
+  return it == location_.end() ? std::string{} : it->second;
+}
+
+void queue_state::prune_event_log() {
+  if (in_flight_.empty()) {
+    events_.clear();
+    return;
+  }
+  uint64_t oldest = UINT64_MAX;
+  for (auto& [uid, e] : in_flight_) oldest = std::min(oldest, e.event_seq);
+  while (!events_.empty() && events_.front().seq <= oldest) events_.pop_front();
+}
+
+}  // namespace kas

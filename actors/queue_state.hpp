@@ -1,0 +1,124 @@
+#pragma once
+// queue_state: the scheduling queue's data structures and rules, CAF-free so they can be tested
+// without an actor system. The scheduling_queue actor owns exactly one and is its only user.
+//
+// Where a pod can be (kube-scheduler's PriorityQueue):
+//
+//   add ──PreEnqueue ok──> activeQ ──pop──> in flight ──done──> (gone)
+//     └──PreEnqueue no──> gated            │
+//                                          ├─ failure, no relevant event meanwhile ─> unschedulable pool
+//                                          └─ failure, relevant event meanwhile ──> backoffQ
+//   unschedulable pool ──relevant event (QueueingHint says Queue)──> backoffQ or activeQ
+//   unschedulable pool ──older than 5 min (flush)──> backoffQ or activeQ
+//   backoffQ ──backoff expired (1 s · 2^(attempts-1), at most 10 s)──> activeQ
+//   gated ──update or event that lifts the gate (PreEnqueue ok)──> activeQ
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "plugins/framework/framework.hpp"
+
+namespace kas {
+
+struct queue_options {
+  std::chrono::nanoseconds initial_backoff = std::chrono::seconds(1);
+  std::chrono::nanoseconds max_backoff = std::chrono::seconds(10);
+  std::chrono::nanoseconds max_in_unschedulable = std::chrono::minutes(5);
+};
+
+class queue_state {
+public:
+  using clock = std::chrono::steady_clock;
+  using qpod = std::shared_ptr<fw::queued_pod_info>;
+
+  // `frameworks` maps schedulerName -> framework. The first one's QueueSort orders activeQ (kube
+  // requires every profile to share one QueueSort).
+  queue_state(std::vector<fw::framework_ptr> frameworks, queue_options opts);
+
+  // Whether a pod with this schedulerName belongs to one of our profiles.
+  const fw::framework* framework_for(const pod_info& p) const;
+
+  void add(const pod_info_ptr& p, clock::time_point now);
+  void update(const pod_info_ptr& old_p, const pod_info_ptr& new_p, clock::time_point now);
+  void remove(const std::string& uid);
+
+  // Pops up to n pods in QueueSort order and marks them in flight.
+  std::vector<std::shared_ptr<const fw::queued_pod_info>> pop(size_t n, clock::time_point now);
+  // The pod's cycle ended (bound, or deleted): it leaves the queue's accounting.
+  void done(const std::string& uid);
+  // The pod's cycle failed. Goes to backoffQ if an event that could help arrived while it was in
+  // flight (or it failed with an Error), else to the unschedulable pool.
+  void add_unschedulable(const fw::queued_pod_info& info, uint64_t cycle, bool is_error, clock::time_point now);
+
+  // A cluster event: moves pods from the unschedulable pool (and gated) whose rejecting plugins
+  // registered for it and whose hints say Queue.
+  void on_event(const fw::cluster_event& ev, const fw::event_objects& objs, std::shared_ptr<const void> keepalive,
+                clock::time_point now);
+
+  // Moves expired backoff pods to activeQ, and pods unschedulable for too long out of the pool.
+  void flush(clock::time_point now);
+  // Moves every backoff pod to activeQ at once (simulate's idle skip: no wall-clock waiting).
+  void flush_backoff_now();
+  std::optional<clock::time_point> next_backoff_expiry() const;
+
+  size_t active_size() const { return active_.size(); }
+  size_t backoff_size() const { return backoff_.size(); }
+  size_t unschedulable_size() const { return unschedulable_.size(); }
+  size_t gated_size() const { return gated_.size(); }
+  size_t in_flight_size() const { return in_flight_.size(); }
+  uint64_t scheduling_cycle() const { return cycle_; }
+  bool contains(const std::string& uid) const;
+  // Where a pod is: "active", "backoff", "unschedulable", "gated", "in-flight" or "".
+  std::string where(const std::string& uid) const;
+  std::chrono::nanoseconds backoff_duration(int attempts) const;
+
+private:
+  using active_entry = std::pair<qpod, uint64_t>;  // pod, insertion sequence (tie-break)
+  struct active_less {
+    const queue_state* q;
+    bool operator()(const active_entry& a, const active_entry& b) const;
+  };
+  struct in_flight_entry {
+    qpod pod;
+    uint64_t cycle = 0;
+    uint64_t event_seq = 0;  // events with a larger seq arrived while it was in flight
+  };
+  struct logged_event {
+    uint64_t seq;
+    fw::cluster_event ev;
+    fw::event_objects objs;
+    std::shared_ptr<const void> keepalive;
+  };
+
+  void push_active(qpod p);
+  void move_to_active_or_backoff(qpod p, clock::time_point now);
+  bool pod_wants_event(const fw::queued_pod_info& p, const fw::cluster_event& ev, const fw::event_objects& objs) const;
+  clock::time_point backoff_expiry(const fw::queued_pod_info& p) const;
+  void prune_event_log();
+  static int64_t to_ns(clock::time_point t) { return t.time_since_epoch().count(); }
+
+  std::vector<fw::framework_ptr> frameworks_;
+  std::unordered_map<std::string, const fw::framework*> by_scheduler_;
+  queue_options opts_;
+  std::set<active_entry, active_less> active_;
+  std::unordered_map<std::string, active_entry> active_index_;
+  std::multimap<clock::time_point, qpod> backoff_;
+  std::unordered_map<std::string, qpod> unschedulable_;
+  std::unordered_map<std::string, qpod> gated_;
+  std::unordered_map<std::string, in_flight_entry> in_flight_;
+  std::unordered_map<std::string, std::string> location_;  // uid -> where
+  std::deque<logged_event> events_;
+  uint64_t event_seq_ = 0;
+  uint64_t cycle_ = 0;
+  uint64_t insertion_seq_ = 0;
+};
+
+}  // namespace kas

@@ -1,0 +1,73 @@
+#include "actors/scheduler.hpp"
+
+#include "actors/binder.hpp"
+#include "actors/event_recorder.hpp"
+#include "actors/filter_score_worker.hpp"
+#include "actors/permit_coordinator.hpp"
+
+namespace kas {
+
+void embedded_client::bind(const pod_info& pod, const std::string& node, std::function<void(fw::status)> done) {
+  caf::anon_send(cluster_, bind_atom::value, pod.uid, node, std::move(done));
+}
+
+void embedded_client::delete_pod(const pod_info& pod, std::function<void(fw::status)> done) {
+  caf::anon_send(cluster_, delete_atom::value, pod.uid, std::move(done));
+}
+
+void stop_scheduler(const scheduler_instance& inst) {
+  auto bye = [](const auto& h) { caf::anon_send_exit(h, caf::exit_reason::user_shutdown); };
+  for (auto& d : inst.drivers) bye(d);
+  auto& w = *inst.wiring;
+  bye(w.cache);
+  bye(w.queue);
+  for (auto& x : w.workers) bye(x);
+  bye(w.permit);
+  for (auto& b : w.binders) bye(b);
+  bye(w.recorder);
+}
+
+result<scheduler_instance> start_scheduler(caf::actor_system& sys, const scheduler_options& opts,
+                                           cluster_actor cluster) {
+  scheduler_instance inst;
+  inst.wiring = std::make_shared<pipeline>();
+  inst.client = std::make_shared<embedded_client>(cluster);
+  inst.waiting = std::make_shared<permit_handle>(inst.wiring);
+  fw::handle h;
+  h.client = inst.client.get();
+  h.waiting = inst.waiting.get();
+  auto reg = fw::in_tree_registry();
+  for (size_t i = 0; i < opts.profiles.size(); ++i) {
+    auto f = fw::framework::build(opts.profiles[i], reg, h, "profiles[" + std::to_string(i) + "]");
+    if (!f) return f.err();
+    inst.frameworks.push_back(*f);
+  }
+  if (inst.frameworks.empty()) return error{"no scheduling profile"};
+
+  // Spawn everything, fill the wiring, and only then let messages flow.
+  auto& w = *inst.wiring;
+  w.cluster = cluster;
+  cache_options copts;
+  w.cache = spawn_snapshot_cache(sys, copts, inst.wiring);
+  scheduling_queue_options qopts = default_queue_options();
+  qopts.queue.initial_backoff = opts.runtime.pod_initial_backoff;
+  qopts.queue.max_backoff = opts.runtime.pod_max_backoff;
+  qopts.skip_idle_backoff = opts.skip_idle_backoff;
+  w.queue = spawn_scheduling_queue(sys, inst.frameworks, qopts);
+  for (uint32_t i = 0; i < std::max<uint32_t>(1, opts.runtime.workers); ++i)
+    w.workers.push_back(spawn_filter_score_worker(sys));
+  w.permit = spawn_permit_coordinator(sys, inst.wiring);
+  for (uint32_t i = 0; i < std::max<uint32_t>(1, opts.runtime.binders); ++i)
+    w.binders.push_back(spawn_binder(sys, inst.wiring));
+  w.recorder = spawn_event_recorder(sys, inst.wiring);
+  driver_options dopts;
+  dopts.pipeline_depth = std::max<uint32_t>(1, opts.runtime.pipeline_depth);
+  dopts.explain = opts.explain;
+  inst.drivers.push_back(spawn_cycle_driver(sys, inst.frameworks, dopts, inst.wiring));
+
+  caf::anon_send(cluster, watch_atom::value, caf::actor_cast<watcher_actor>(w.cache));
+  for (auto& d : inst.drivers) caf::anon_send(d, start_atom::value);
+  return inst;
+}
+
+}  // namespace kas

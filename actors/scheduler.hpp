@@ -1,0 +1,51 @@
+#pragma once
+// scheduler: assembles one scheduler instance — builds each profile's framework, spawns the
+// snapshot cache, queue, worker pool, cycle driver(s), permit coordinator, binder pool and event
+// recorder, wires them, and subscribes the cache to a cluster source.
+#include <memory>
+#include <vector>
+
+#include "actors/cycle_driver.hpp"
+#include "actors/handles.hpp"
+#include "actors/scheduling_queue.hpp"
+#include "actors/snapshot_cache.hpp"
+#include "config/profile.hpp"
+#include "config/runtime_config.hpp"
+
+namespace kas {
+
+struct scheduler_options {
+  std::vector<profile_config> profiles;
+  runtime_config runtime;
+  bool explain = false;
+  bool skip_idle_backoff = false;  // simulate
+};
+
+struct scheduler_instance {
+  std::shared_ptr<pipeline> wiring;
+  std::vector<fw::framework_ptr> frameworks;
+  std::vector<driver_actor> drivers;
+  std::shared_ptr<fw::cluster_client> client;
+  std::shared_ptr<fw::waiting_pods> waiting;
+};
+
+// Builds the frameworks (errors name the profile and plugin) and spawns the actors. The scheduler
+// starts watching `cluster` at once and scheduling as soon as pods arrive.
+result<scheduler_instance> start_scheduler(caf::actor_system& sys, const scheduler_options& opts,
+                                           cluster_actor cluster);
+
+// Stops every actor of the instance.
+void stop_scheduler(const scheduler_instance& inst);
+
+// fw::cluster_client over the embedded cluster: Bind and Delete become messages to it.
+class embedded_client : public fw::cluster_client {
+public:
+  explicit embedded_client(cluster_actor c) : cluster_(std::move(c)) {}
+  void bind(const pod_info& pod, const std::string& node, std::function<void(fw::status)> done) override;
+  void delete_pod(const pod_info& pod, std::function<void(fw::status)> done) override;
+
+private:
+  cluster_actor cluster_;
+};
+
+}  // namespace kas

@@ -1,0 +1,183 @@
+#include "actors/scheduling_queue.hpp"
+
+namespace kas {
+
+namespace {
+
+struct queue_actor_state {
+  std::unique_ptr<queue_state> q;
+  scheduling_queue_options opts;
+  // Pop requests waiting for pods: (promise, max count).
+  std::vector<std::pair<caf::typed_response_promise<std::vector<queued_pod_ptr>>, uint32_t>> waiting;
+  // Callers waiting for quiescence: nothing active, in backoff or in flight, after the initial sync.
+  std::vector<caf::typed_response_promise<queue_stats>> idle_waiters;
+  // Like kube-scheduler's WaitForCacheSync: no pod is handed out before the initial list arrived.
+  bool synced = false;
+  static inline const char* name = "scheduling_queue";
+};
+
+using self_ptr = queue_actor::stateful_pointer<queue_actor_state>;
+
+queue_stats stats_of(const queue_state& q) {
+  queue_stats s;
+  s.active = q.active_size();
+  s.backoff = q.backoff_size();
+  s.unschedulable = q.unschedulable_size();
+  s.gated = q.gated_size();
+  s.in_flight = q.in_flight_size();
+  s.popped = q.scheduling_cycle();
+  return s;
+}
+
+void serve_waiting(self_ptr self) {
+  auto& st = self->state;
+  if (!st.synced) return;
+  auto now = queue_state::clock::now();
+  if (st.opts.skip_idle_backoff && st.q->active_size() == 0 && st.q->in_flight_size() == 0 &&
+      st.q->backoff_size() > 0)
+    st.q->flush_backoff_now();
+  while (!st.waiting.empty() && st.q->active_size() > 0) {
+    auto [rp, n] = st.waiting.front();
+    st.waiting.erase(st.waiting.begin());
+    rp.deliver(st.q->pop(n, now));
+  }
+  if (!st.idle_waiters.empty() && st.q->active_size() == 0 && st.q->in_flight_size() == 0 &&
+      st.q->backoff_size() == 0) {
+    auto s = stats_of(*st.q);
+    for (auto& rp : st.idle_waiters) rp.deliver(s);
+    st.idle_waiters.clear();
+  }
+}
+
+bool labels_changed(const label_map& a, const label_map& b) { return !(a == b); }
+
+}  // namespace
+
+scheduling_queue_options default_queue_options() { return {}; }
+
+bool to_framework_event(const cluster_change& ch, fw::cluster_event& ev, fw::event_objects& objs) {
+  using t = cluster_event_type;
+  objs = {};
+  switch (ch.type) {
+    case t::node_add:
+      ev = {fw::event_resource::node, fw::act_add, "NodeAdd"};
+      objs.new_node = ch.new_node.get();
+      return true;
+    case t::node_delete:
+      ev = {fw::event_resource::node, fw::act_delete, "NodeDelete"};
+      objs.old_node = ch.old_node.get();
+      return true;
+    case t::node_update: {
+      const auto& o = *ch.old_node;
+      const auto& n = *ch.new_node;
+      uint32_t a = 0;
+      if (!(o.allocatable == n.allocatable)) a |= fw::act_update_node_allocatable;
+      if (labels_changed(o.labels, n.labels)) a |= fw::act_update_node_label;
+      if (!(o.taints == n.taints) || o.unschedulable != n.unschedulable) a |= fw::act_update_node_taint;
+      if (a == 0) return false;
+      ev = {fw::event_resource::node, a, "NodeUpdate"};
+      objs.old_node = ch.old_node.get();
+      objs.new_node = ch.new_node.get();
+      return true;
+    }
+    case t::pod_add:
+      if (ch.new_pod->node_name.empty()) return false;  // unscheduled pods are the queue's own
+      ev = {fw::event_resource::assigned_pod, fw::act_add, "AssignedPodAdd"};
+      objs.new_pod = ch.new_pod.get();
+      return true;
+    case t::pod_update: {
+      bool was_bound = !ch.old_pod->node_name.empty();
+      bool is_bound = !ch.new_pod->node_name.empty();
+      if (!was_bound && is_bound) {
+        ev = {fw::event_resource::assigned_pod, fw::act_add, "AssignedPodAdd"};
+        objs.new_pod = ch.new_pod.get();
+        return true;
+      }
+      if (!is_bound) return false;
+      uint32_t a = 0;
+      if (labels_changed(ch.old_pod->labels, ch.new_pod->labels)) a |= fw::act_update_pod_label;
+      auto& o = ch.old_pod->requests;
+      auto& n = ch.new_pod->requests;
+      if (n.milli_cpu < o.milli_cpu || n.memory < o.memory) a |= fw::act_update_pod_scale_down;
+      if (ch.new_pod->phase == "Succeeded" || ch.new_pod->phase == "Failed") a |= fw::act_delete;
+      if (a == 0) return false;
+      ev = {fw::event_resource::assigned_pod, a, "AssignedPodUpdate"};
+      objs.old_pod = ch.old_pod.get();
+      objs.new_pod = ch.new_pod.get();
+      return true;
+    }
+    case t::pod_delete:
+      if (ch.old_pod->node_name.empty()) return false;
+      ev = {fw::event_resource::assigned_pod, fw::act_delete, "AssignedPodDelete"};
+      objs.old_pod = ch.old_pod.get();
+      return true;
+    case t::synced: return false;
+  }
+  return false;
+}
+
+queue_actor spawn_scheduling_queue(caf::actor_system& sys, std::vector<fw::framework_ptr> frameworks,
+                                   const scheduling_queue_options& opts) {
+  return sys.spawn([frameworks, opts](self_ptr self) -> queue_actor::behavior_type {
+    self->state.q = std::make_unique<queue_state>(frameworks, opts.queue);
+    self->state.opts = opts;
+    self->delayed_send(self, std::chrono::seconds(1), tick_atom::value);
+    return {
+      [=](event_atom, const cluster_change_ptr& ch) {
+        auto& q = *self->state.q;
+        auto now = queue_state::clock::now();
+        using t = cluster_event_type;
+        if (ch->type == t::synced) {
+          self->state.synced = true;
+          serve_waiting(self);
+          return;
+        }
+        // The queue's own pods: unscheduled ones.
+        if (ch->type == t::pod_add && ch->new_pod->node_name.empty()) q.add(ch->new_pod, now);
+        if (ch->type == t::pod_update && ch->new_pod->node_name.empty()) q.update(ch->old_pod, ch->new_pod, now);
+        if (ch->type == t::pod_update && !ch->new_pod->node_name.empty() && ch->old_pod->node_name.empty()) {
+          // Bound (by us or by another scheduler): no longer the queue's, unless still in flight here.
+          if (q.where(ch->new_pod->uid) != "in-flight") q.remove(ch->new_pod->uid);
+        }
+        if (ch->type == t::pod_delete && ch->old_pod->node_name.empty()) q.remove(ch->old_pod->uid);
+        fw::cluster_event ev;
+        fw::event_objects objs;
+        if (to_framework_event(*ch, ev, objs)) q.on_event(ev, objs, ch, now);
+        serve_waiting(self);
+      },
+      [=](pop_atom, uint32_t n) -> caf::typed_response_promise<std::vector<queued_pod_ptr>> {
+        auto& st = self->state;
+        auto rp = self->make_response_promise<std::vector<queued_pod_ptr>>();
+        st.waiting.emplace_back(rp, n);
+        serve_waiting(self);
+        return rp;
+      },
+      [=](done_atom, const std::string& uid) {
+        self->state.q->done(uid);
+        serve_waiting(self);
+      },
+      [=](requeue_atom, const failure& f) {
+        bool is_error = f.result.get_code() == fw::code::error;
+        auto info = *f.pod;
+        info.unschedulable_plugins = f.unschedulable_plugins;
+        info.pending_plugins = f.pending_plugins;
+        self->state.q->add_unschedulable(info, f.cycle, is_error, queue_state::clock::now());
+        serve_waiting(self);
+      },
+      [=](tick_atom) {
+        self->state.q->flush(queue_state::clock::now());
+        serve_waiting(self);
+        self->delayed_send(self, std::chrono::seconds(1), tick_atom::value);
+      },
+      [=](stats_atom) -> queue_stats { return stats_of(*self->state.q); },
+      [=](done_atom) -> caf::typed_response_promise<queue_stats> {
+        auto rp = self->make_response_promise<queue_stats>();
+        self->state.idle_waiters.push_back(rp);
+        serve_waiting(self);
+        return rp;
+      },
+    };
+  });
+}
+
+}  // namespace kas

@@ -1,0 +1,104 @@
+#include "actors/snapshot_cache.hpp"
+
+#include "cache/scheduler_cache.hpp"
+#include "spdlog/spdlog.h"
+
+namespace kas {
+
+namespace {
+
+struct cache_actor_state {
+  std::unique_ptr<scheduler_cache> cache;
+  std::shared_ptr<const pipeline> wiring;
+  std::chrono::nanoseconds ttl{0};
+  static inline const char* name = "snapshot_cache";
+};
+
+using self_ptr = snapshot_cache_actor::stateful_pointer<cache_actor_state>;
+
+void log_if_error(const status_or_error& r) {
+  if (!r) spdlog::warn("snapshot_cache: {}", r.err().message);
+}
+
+void apply(scheduler_cache& c, const cluster_change& ch) {
+  using t = cluster_event_type;
+  switch (ch.type) {
+    case t::node_add:
+    case t::node_update: c.add_or_update_node(std::make_shared<node_info>(*ch.new_node)); break;
+    case t::node_delete: c.remove_node(ch.old_node->name); break;
+    case t::pod_add:
+      if (!ch.new_pod->node_name.empty()) log_if_error(c.add_pod(ch.new_pod));
+      break;
+    case t::pod_update: {
+      bool was_bound = ch.old_pod && !ch.old_pod->node_name.empty();
+      bool is_bound = !ch.new_pod->node_name.empty();
+      if (!was_bound && is_bound) log_if_error(c.add_pod(ch.new_pod));
+      else if (was_bound && is_bound) log_if_error(c.update_pod(ch.old_pod, ch.new_pod));
+      break;
+    }
+    case t::pod_delete:
+      if (!ch.old_pod->node_name.empty()) log_if_error(c.remove_pod(ch.old_pod));
+      break;
+    case t::synced: break;
+  }
+}
+
+}  // namespace
+
+snapshot_cache_actor spawn_snapshot_cache(caf::actor_system& sys, const cache_options& opts,
+                                          std::shared_ptr<const pipeline> wiring) {
+  return sys.spawn([opts, wiring](self_ptr self) -> snapshot_cache_actor::behavior_type {
+    self->state.cache = std::make_unique<scheduler_cache>(opts.assumed_ttl);
+    self->state.wiring = wiring;
+    self->state.ttl = opts.assumed_ttl;
+    if (opts.assumed_ttl.count() > 0) self->delayed_send(self, std::chrono::seconds(1), tick_atom::value);
+    return {
+      [=](event_atom, const cluster_change_ptr& ch) {
+        apply(*self->state.cache, *ch);
+        self->send(self->state.wiring->queue, event_atom::value, ch);
+      },
+      [=](assume_atom, const assume_request& req) -> assume_reply {
+        auto& c = *self->state.cache;
+        assume_reply rep;
+        const node_info* node = c.node(req.node);
+        if (!node) {
+          rep.conflict = true;
+          rep.message = "node \"" + req.node + "\" no longer exists";
+          return rep;
+        }
+        if (node->generation != req.node_generation) {
+          // The node changed after the driver evaluated it: re-run the node-local filters now.
+          auto s = req.fwk->run_filter(*req.state, *req.pod, *node);
+          if (!s.is_success()) {
+            rep.conflict = true;
+            rep.message = s.message();
+            return rep;
+          }
+        }
+        auto assumed = with_node_name(*req.pod, req.node);
+        auto r = c.assume_pod(assumed, req.node);
+        if (!r) {
+          rep.message = r.err().message;
+          return rep;
+        }
+        rep.ok = true;
+        rep.assumed = assumed;
+        return rep;
+      },
+      [=](forget_atom, const std::string& uid) {
+        if (self->state.cache->is_assumed(uid)) log_if_error(self->state.cache->forget_pod(uid));
+      },
+      [=](finished_atom, const std::string& uid) {
+        self->state.cache->finish_binding(uid, scheduler_cache::clock::now());
+      },
+      [=](snap_atom) -> snapshot_ptr { return self->state.cache->current(); },
+      [=](tick_atom) {
+        for (auto& uid : self->state.cache->cleanup_expired(scheduler_cache::clock::now()))
+          spdlog::warn("snapshot_cache: assumed pod {} expired", uid);
+        self->delayed_send(self, std::chrono::seconds(1), tick_atom::value);
+      },
+    };
+  });
+}
+
+}  // namespace kas

@@ -1,0 +1,105 @@
+#include "cache/node_info.hpp"
+
+#include <algorithm>
+
+#include "messages/quantity.hpp"
+
+namespace kas {
+
+void node_info::add_pod(pod_info_ptr p) {
+  requested.add(p->requests);
+  non_zero_requested.add(p->non_zero_requests);
+  used_ports.insert(used_ports.end(), p->host_ports.begin(), p->host_ports.end());
+  pods.push_back(std::move(p));
+  ++generation;
+}
+
+bool node_info::remove_pod(const std::string& uid) {
+  auto it = std::find_if(pods.begin(), pods.end(), [&](const pod_info_ptr& p) { return p->uid == uid; });
+  if (it == pods.end()) return false;
+  const pod_info_ptr p = *it;
+  // Order of pods is not semantic: swap-remove, as kube does.
+  *it = std::move(pods.back());
+  pods.pop_back();
+  requested.sub(p->requests);
+  non_zero_requested.sub(p->non_zero_requests);
+  // One entry per port of this pod (a multiset: another pod's identical entry survives).
+  for (const auto& hp : p->host_ports) {
+    auto u = std::find(used_ports.begin(), used_ports.end(), hp);
+    if (u != used_ports.end()) used_ports.erase(u);
+  }
+  ++generation;
+  return true;
+}
+
+const pod_info* node_info::find_pod(const std::string& uid) const {
+  for (const auto& p : pods)
+    if (p->uid == uid) return p.get();
+  return nullptr;
+}
+
+bool node_info::port_conflicts(const host_port& want) const {
+  if (want.port <= 0) return false;
+  const std::string protocol = want.protocol.empty() ? "TCP" : want.protocol;
+  const std::string ip = want.ip.empty() ? "0.0.0.0" : want.ip;
+  for (const auto& u : used_ports) {
+    if (u.port != want.port || u.protocol != protocol) continue;
+    if (ip == "0.0.0.0" || u.ip == "0.0.0.0" || u.ip == ip) return true;
+  }
+  return false;
+}
+
+namespace {
+
+error at(const std::string& path, const std::string& msg) { return error{path + ": " + msg}; }
+
+template <class Map>
+status_or_error fill_allocatable(const Map& m, const std::string& path, resource_list& out) {
+  for (auto& [name, q] : m) {
+    auto parsed = parse_quantity(q.string());
+    if (!parsed) return at(path + "." + name, parsed.err().message);
+    if (parsed->negative()) return at(path + "." + name, "must be greater than or equal to 0");
+    if (name == res_cpu)
+      out.milli_cpu = parsed->milli_value();
+    else if (name == res_memory)
+      out.memory = parsed->value();
+    else if (name == res_ephemeral_storage)
+      out.ephemeral_storage = parsed->value();
+    else if (name == res_pods)
+      out.allowed_pod_number = parsed->value();
+    else if (is_scalar_resource_name(name))
+      out.set_scalar(name, parsed->value());
+  }
+  return ok_t{};
+}
+
+}  // namespace
+
+result<std::shared_ptr<node_info>> compile_node(std::shared_ptr<const k8s::core::Node> node) {
+  auto n = std::make_shared<node_info>();
+  n->name = node->metadata().name();
+  std::vector<label_map::entry> labels;
+  for (auto& [k, v] : node->metadata().labels()) labels.emplace_back(k, v);
+  n->labels = label_map(std::move(labels));
+  n->unschedulable = node->spec().unschedulable();
+  for (int i = 0; i < node->spec().taints_size(); ++i) {
+    const auto& t = node->spec().taints(i);
+    taint_effect e = parse_taint_effect(t.effect());
+    if (e == taint_effect::none)
+      return at("spec.taints[" + std::to_string(i) + "].effect",
+                "Unsupported value: \"" + t.effect() +
+                    "\": supported values: \"NoExecute\", \"NoSchedule\", \"PreferNoSchedule\"");
+    n->taints.push_back(taint{t.key(), t.value(), e});
+  }
+  // A manifest often carries only capacity; the kubelet would report allocatable = capacity then.
+  const auto& status = node->status();
+  auto st = status.allocatable().empty() ? fill_allocatable(status.capacity(), "status.capacity", n->allocatable)
+                                         : fill_allocatable(status.allocatable(), "status.allocatable", n->allocatable);
+  if (!st) return st.err();
+  for (const auto& img : status.images())
+    for (const auto& name : img.names()) n->images.push_back(image_state{name, img.size_bytes()});
+  n->node = std::move(node);
+  return n;
+}
+
+}  // namespace kas

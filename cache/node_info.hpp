@@ -1,0 +1,57 @@
+#pragma once
+// node_info: the scheduler's aggregated view of one node: the Node object compiled, plus every pod
+// the cache places on it (bound or assumed) and their summed requests and ports.
+//
+// Ownership: node_info values are immutable once published. snapshot_cache builds a new node_info
+// (copy + change) for every change and publishes it in a new snapshot; readers holding the old
+// snapshot keep the old value. `generation` increases on every change, so a reservation can tell
+// whether the node it evaluated is still current.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cache/pod_info.hpp"
+
+namespace kas {
+
+struct image_state {
+  std::string name;
+  int64_t size_bytes = 0;
+};
+
+struct node_info {
+  std::shared_ptr<const k8s::core::Node> node;  // null for a node known only from pods
+
+  std::string name;
+  label_map labels;
+  std::vector<taint> taints;
+  bool unschedulable = false;
+  resource_list allocatable;
+  std::vector<image_state> images;
+
+  // Aggregates over pods.
+  std::vector<pod_info_ptr> pods;
+  resource_list requested;
+  resource_list non_zero_requested;
+  std::vector<host_port> used_ports;
+
+  uint64_t generation = 0;
+
+  // Pure updates: return a changed copy.
+  std::shared_ptr<node_info> clone() const { return std::make_shared<node_info>(*this); }
+  void add_pod(pod_info_ptr p);
+  // Removes the pod with this uid; returns false if it is not on the node.
+  bool remove_pod(const std::string& uid);
+  const pod_info* find_pod(const std::string& uid) const;
+
+  // kube's HostPortInfo.CheckConflict: same protocol and port, and same IP or either is 0.0.0.0.
+  bool port_conflicts(const host_port& want) const;
+};
+
+using node_info_ptr = std::shared_ptr<const node_info>;
+
+// Compiles a Node (labels, taints, allocatable, images). Errors name the field path.
+result<std::shared_ptr<node_info>> compile_node(std::shared_ptr<const k8s::core::Node> node);
+
+}  // namespace kas

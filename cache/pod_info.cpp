@@ -1,0 +1,415 @@
+// Pod compilation. Requests follow kube's component-helpers PodRequests (v1.36, PodLevelResources on,
+// no status resources): regular containers summed; init containers maxed in, each counted together
+// with the restartable (sidecar) init containers before it, sidecars also summed into the total;
+// pod-level requests (cpu, memory, hugepages-*) override the container aggregate; overhead added.
+// The scheduler's non-zero requests rerun the same algorithm with 100m / 200Mi filled in for each
+// container that omits cpu / memory (kube's NonMissingContainerRequests).
+#include "cache/pod_info.hpp"
+
+#include <map>
+
+#include "messages/quantity.hpp"
+
+namespace kas {
+namespace detail {
+bool is_qualified_name(std::string_view s);            // resources.cpp
+bool parse_int64(const std::string& s, int64_t& out);  // selectors.cpp
+}  // namespace detail
+
+namespace {
+
+// A ResourceList with amounts already converted: "cpu" in milli-cores, everything else in units.
+// Key presence matters (kube distinguishes a missing request from an explicit 0).
+using rmap = std::map<std::string, int64_t>;
+
+error at(const std::string& path, const std::string& msg) { return error{path + ": " + msg}; }
+
+void add_into(rmap& a, const rmap& b) {
+  for (auto& [k, v] : b) a[k] += v;
+}
+
+void max_into(rmap& a, const rmap& b) {
+  for (auto& [k, v] : b) {
+    auto it = a.find(k);
+    if (it == a.end())
+      a.emplace(k, v);
+    else if (v > it->second)
+      it->second = v;
+  }
+}
+
+template <class Map>
+result<rmap> parse_list(const Map& m, const std::string& path) {
+  rmap out;
+  for (auto& [name, q] : m) {
+    std::string p = path + "." + name;
+    auto parsed = parse_quantity(q.string());
+    if (!parsed) return at(p, parsed.err().message);
+    if (parsed->negative()) return at(p, "must be greater than or equal to 0");
+    out[name] = name == res_cpu ? parsed->milli_value() : parsed->value();
+  }
+  return out;
+}
+
+// A container's requests after apiserver defaulting: a resource with a limit and no request
+// requests its limit.
+result<rmap> container_requests(const k8s::core::Container& c, const std::string& path) {
+  auto req = parse_list(c.resources().requests(), path + ".resources.requests");
+  if (!req) return req;
+  auto lim = parse_list(c.resources().limits(), path + ".resources.limits");
+  if (!lim) return lim;
+  for (auto& [k, v] : *lim) req->emplace(k, v);
+  return req;
+}
+
+struct container_set {
+  std::vector<rmap> regular;
+  std::vector<std::pair<rmap, bool>> init;  // (requests, restartable)
+};
+
+rmap with_non_missing(const rmap& c, const rmap* non_missing) {
+  if (non_missing == nullptr) return c;
+  rmap out = c;
+  for (auto& [k, v] : *non_missing) out.emplace(k, v);
+  return out;
+}
+
+// kube's aggregateContainerResourcesByFn over spec requests.
+rmap aggregate(const container_set& cs, const rmap* non_missing) {
+  rmap total;
+  for (auto& c : cs.regular) add_into(total, with_non_missing(c, non_missing));
+  rmap sidecars, init_max;
+  for (auto& [c, restartable] : cs.init) {
+    rmap r = with_non_missing(c, non_missing);
+    if (restartable) {
+      add_into(total, r);
+      add_into(sidecars, r);
+      r = sidecars;
+    } else {
+      add_into(r, sidecars);
+    }
+    max_into(init_max, r);
+  }
+  max_into(total, init_max);
+  return total;
+}
+
+bool is_supported_pod_level(const std::string& name) {
+  return name == res_cpu || name == res_memory || is_hugepages_resource_name(name);
+}
+
+struct pod_level {
+  rmap requests;  // effective, after defaulting
+  bool set = false;
+};
+
+// Pod-level requests as the apiserver defaults them when pod-level limits are given: from the
+// container aggregate for cpu/memory, otherwise from the pod-level limit.
+result<pod_level> compile_pod_level(const k8s::core::PodSpec& spec, const rmap& container_aggregate) {
+  pod_level pl;
+  if (!spec.has_resources()) return pl;
+  auto req = parse_list(spec.resources().requests(), "spec.resources.requests");
+  if (!req) return req.err();
+  auto lim = parse_list(spec.resources().limits(), "spec.resources.limits");
+  if (!lim) return lim.err();
+  pl.requests = std::move(*req);
+  if (!lim->empty()) {
+    for (auto& [k, v] : container_aggregate)
+      if ((k == res_cpu || k == res_memory) && !pl.requests.count(k)) pl.requests.emplace(k, v);
+    for (auto& [k, v] : *lim)
+      if (is_supported_pod_level(k) && !pl.requests.count(k)) pl.requests.emplace(k, v);
+  }
+  for (auto& kv : pl.requests)
+    if (is_supported_pod_level(kv.first)) pl.set = true;
+  return pl;
+}
+
+rmap pod_requests(const container_set& cs, const pod_level& pl, const rmap& overhead, const rmap* non_missing) {
+  rmap reqs = aggregate(cs, non_missing);
+  if (pl.set)
+    for (auto& [k, v] : pl.requests)
+      if (is_supported_pod_level(k)) reqs[k] = v;
+  add_into(reqs, overhead);
+  return reqs;
+}
+
+// kube's framework.Resource.Add: names that are not scalar resources are dropped.
+resource_list to_resource_list(const rmap& m) {
+  resource_list r;
+  for (auto& [k, v] : m) {
+    if (k == res_cpu)
+      r.milli_cpu += v;
+    else if (k == res_memory)
+      r.memory += v;
+    else if (k == res_ephemeral_storage)
+      r.ephemeral_storage += v;
+    else if (k == res_pods)
+      r.allowed_pod_number += v;
+    else if (is_scalar_resource_name(k))
+      r.add_scalar(k, v);
+  }
+  return r;
+}
+
+status_or_error compile_requests(const k8s::core::PodSpec& spec, pod_info& out) {
+  container_set cs;
+  for (int i = 0; i < spec.containers_size(); ++i) {
+    auto r = container_requests(spec.containers(i), "spec.containers[" + std::to_string(i) + "]");
+    if (!r) return r.err();
+    cs.regular.push_back(std::move(*r));
+  }
+  for (int i = 0; i < spec.init_containers_size(); ++i) {
+    const auto& c = spec.init_containers(i);
+    auto r = container_requests(c, "spec.initContainers[" + std::to_string(i) + "]");
+    if (!r) return r.err();
+    cs.init.emplace_back(std::move(*r), c.restart_policy() == "Always");
+  }
+  auto overhead = parse_list(spec.overhead(), "spec.overhead");
+  if (!overhead) return overhead.err();
+  auto pl = compile_pod_level(spec, aggregate(cs, nullptr));
+  if (!pl) return pl.err();
+
+  rmap requests = pod_requests(cs, *pl, *overhead, nullptr);
+  // kube's getNonMissingContainerRequests: with pod-level requests, defaults fill only what
+  // neither level requests.
+  rmap non_missing;
+  if (!pl->set || !requests.count(std::string(res_cpu))) non_missing[std::string(res_cpu)] = default_milli_cpu_request;
+  if (!pl->set || !requests.count(std::string(res_memory)))
+    non_missing[std::string(res_memory)] = default_memory_request;
+  rmap non_zero = non_missing.empty() ? requests : pod_requests(cs, *pl, *overhead, &non_missing);
+
+  out.requests = to_resource_list(requests);
+  out.non_zero_requests = to_resource_list(non_zero);
+  return ok_t{};
+}
+
+bool parse_effect(const std::string& s, taint_effect& out) {
+  if (s.empty()) {
+    out = taint_effect::none;
+    return true;
+  }
+  out = parse_taint_effect(s);
+  return out != taint_effect::none;
+}
+
+result<std::vector<toleration>> compile_tolerations(const k8s::core::PodSpec& spec) {
+  std::vector<toleration> out;
+  for (int i = 0; i < spec.tolerations_size(); ++i) {
+    const auto& t = spec.tolerations(i);
+    std::string path = "spec.tolerations[" + std::to_string(i) + "]";
+    toleration tol;
+    tol.key = t.key();
+    tol.value = t.value();
+    if (t.operator_() == "Exists")
+      tol.op_exists = true;
+    else if (!t.operator_().empty() && t.operator_() != "Equal")
+      return at(path + ".operator", "Unsupported value: \"" + t.operator_() +
+                                        "\": supported values: \"Equal\", \"Exists\"");
+    if (!parse_effect(t.effect(), tol.effect))
+      return at(path + ".effect", "Unsupported value: \"" + t.effect() +
+                                      "\": supported values: \"NoExecute\", \"NoSchedule\", \"PreferNoSchedule\"");
+    out.push_back(std::move(tol));
+  }
+  return out;
+}
+
+// Only regular containers' host ports count, as in kube's NodeInfo.updateUsedPorts / NodePorts.
+std::vector<host_port> compile_host_ports(const k8s::core::PodSpec& spec) {
+  std::vector<host_port> out;
+  for (const auto& c : spec.containers())
+    for (const auto& p : c.ports()) {
+      if (p.host_port() <= 0) continue;
+      out.push_back(host_port{p.protocol().empty() ? "TCP" : p.protocol(),
+                              p.host_ip().empty() ? "0.0.0.0" : p.host_ip(), p.host_port()});
+    }
+  return out;
+}
+
+template <class Map>
+label_map to_label_map(const Map& m) {
+  std::vector<label_map::entry> entries;
+  entries.reserve(m.size());
+  for (auto& [k, v] : m) entries.emplace_back(k, v);
+  return label_map(std::move(entries));
+}
+
+bool is_label_value(const std::string& v) {
+  if (v.size() > 63) return false;
+  if (v.empty()) return true;
+  auto alnum = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'); };
+  if (!alnum(v.front()) || !alnum(v.back())) return false;
+  for (char c : v)
+    if (!alnum(c) && c != '-' && c != '_' && c != '.') return false;
+  return true;
+}
+
+bool parse_node_selector_op(const std::string& s, selector_op& op) {
+  if (s == "In") op = selector_op::in;
+  else if (s == "NotIn") op = selector_op::not_in;
+  else if (s == "Exists") op = selector_op::exists;
+  else if (s == "DoesNotExist") op = selector_op::does_not_exist;
+  else if (s == "Gt") op = selector_op::gt;
+  else if (s == "Lt") op = selector_op::lt;
+  else return false;
+  return true;
+}
+
+// labels.NewRequirement's validation; a requirement that fails it never matches.
+selector_requirement compile_label_requirement(const std::string& key, const std::string& op_name,
+                                               const google::protobuf::RepeatedPtrField<std::string>& values,
+                                               bool allow_gt_lt) {
+  selector_requirement r;
+  r.key = key;
+  r.values.assign(values.begin(), values.end());
+  bool ok = parse_node_selector_op(op_name, r.op) &&
+            (allow_gt_lt || (r.op != selector_op::gt && r.op != selector_op::lt));
+  ok = ok && detail::is_qualified_name(key);
+  if (ok) {
+    switch (r.op) {
+      case selector_op::in:
+      case selector_op::not_in:
+        ok = !r.values.empty();
+        break;
+      case selector_op::exists:
+      case selector_op::does_not_exist:
+        ok = r.values.empty();
+        break;
+      case selector_op::gt:
+      case selector_op::lt:
+        ok = r.values.size() == 1 && detail::parse_int64(r.values[0], r.number);
+        break;
+    }
+  }
+  for (auto& v : r.values) ok = ok && is_label_value(v);
+  r.invalid = !ok;
+  return r;
+}
+
+}  // namespace
+
+taint_effect parse_taint_effect(const std::string& s) {
+  if (s == "NoSchedule") return taint_effect::no_schedule;
+  if (s == "PreferNoSchedule") return taint_effect::prefer_no_schedule;
+  if (s == "NoExecute") return taint_effect::no_execute;
+  return taint_effect::none;
+}
+
+bool toleration::tolerates(const taint& t) const {
+  if (effect != taint_effect::none && effect != t.effect) return false;
+  if (!key.empty() && key != t.key) return false;
+  return op_exists || value == t.value;
+}
+
+result<node_selector_term> compile_node_selector_term(const k8s::core::NodeSelectorTerm& t, const std::string&) {
+  node_selector_term out;
+  for (const auto& e : t.match_expressions())
+    out.match_expressions.push_back(compile_label_requirement(e.key(), e.operator_(), e.values(), true));
+  for (const auto& f : t.match_fields()) {
+    selector_requirement r;
+    r.key = f.key();
+    r.values.assign(f.values().begin(), f.values().end());
+    bool op_ok = parse_node_selector_op(f.operator_(), r.op) &&
+                 (r.op == selector_op::in || r.op == selector_op::not_in);
+    r.invalid = !(f.key() == "metadata.name" && op_ok && r.values.size() == 1);
+    out.match_fields.push_back(std::move(r));
+  }
+  return out;
+}
+
+result<node_selector> compile_node_selector(const k8s::core::NodeSelector& ns, const std::string& path) {
+  node_selector out;
+  for (int i = 0; i < ns.node_selector_terms_size(); ++i) {
+    auto t = compile_node_selector_term(ns.node_selector_terms(i),
+                                        path + ".nodeSelectorTerms[" + std::to_string(i) + "]");
+    if (!t) return t.err();
+    out.terms.push_back(std::move(*t));
+  }
+  return out;
+}
+
+result<label_selector> compile_label_selector(const k8s::meta::LabelSelector* ls, const std::string& path) {
+  label_selector out;
+  if (ls == nullptr) {
+    out.nothing = true;
+    return out;
+  }
+  for (auto& [k, v] : ls->match_labels()) {
+    selector_requirement r;
+    r.key = k;
+    r.op = selector_op::in;
+    r.values = {v};
+    if (!detail::is_qualified_name(k) || !is_label_value(v))
+      return at(path + ".matchLabels", "invalid label selector requirement " + k + "=" + v);
+    out.requirements.push_back(std::move(r));
+  }
+  for (int i = 0; i < ls->match_expressions_size(); ++i) {
+    const auto& e = ls->match_expressions(i);
+    std::string p = path + ".matchExpressions[" + std::to_string(i) + "]";
+    auto r = compile_label_requirement(e.key(), e.operator_(), e.values(), false);
+    if (r.invalid) return at(p, "invalid label selector requirement (key \"" + e.key() + "\", operator \"" +
+                                    e.operator_() + "\")");
+    out.requirements.push_back(std::move(r));
+  }
+  return out;
+}
+
+result<pod_info_ptr> compile_pod(std::shared_ptr<const k8s::core::Pod> pod) {
+  auto info = std::make_shared<pod_info>();
+  const auto& meta = pod->metadata();
+  const auto& spec = pod->spec();
+  info->ns = meta.namespace_().empty() ? "default" : meta.namespace_();
+  info->name = meta.name();
+  info->uid = meta.uid().empty() ? info->ns + "/" + info->name : meta.uid();
+  info->node_name = spec.node_name();
+  info->scheduler_name = spec.scheduler_name().empty() ? "default-scheduler" : spec.scheduler_name();
+  info->priority_class_name = spec.priority_class_name();
+  info->priority = spec.priority();
+  if (spec.preemption_policy() == "Never")
+    info->preemption = preemption_policy::never;
+  else if (!spec.preemption_policy().empty() && spec.preemption_policy() != "PreemptLowerPriority")
+    return at("spec.preemptionPolicy", "Unsupported value: \"" + spec.preemption_policy() +
+                                           "\": supported values: \"Never\", \"PreemptLowerPriority\"");
+  if (meta.has_creation_timestamp())
+    info->creation_ns = meta.creation_timestamp().seconds() * 1000000000LL + meta.creation_timestamp().nanos();
+  info->labels = to_label_map(meta.labels());
+
+  if (auto st = compile_requests(spec, *info); !st) return st.err();
+
+  info->node_selector = to_label_map(spec.node_selector());
+  if (spec.has_affinity() && spec.affinity().has_node_affinity()) {
+    const auto& na = spec.affinity().node_affinity();
+    const std::string base = "spec.affinity.nodeAffinity";
+    if (na.has_required_during_scheduling_ignored_during_execution()) {
+      auto req = compile_node_selector(na.required_during_scheduling_ignored_during_execution(),
+                                       base + ".requiredDuringSchedulingIgnoredDuringExecution");
+      if (!req) return req.err();
+      info->required_node_affinity = std::move(*req);
+    }
+    for (int i = 0; i < na.preferred_during_scheduling_ignored_during_execution_size(); ++i) {
+      const auto& p = na.preferred_during_scheduling_ignored_during_execution(i);
+      auto term = compile_node_selector_term(
+          p.preference(), base + ".preferredDuringSchedulingIgnoredDuringExecution[" + std::to_string(i) + "]");
+      if (!term) return term.err();
+      info->preferred_node_affinity.push_back(preferred_scheduling_term{p.weight(), std::move(*term)});
+    }
+  }
+  auto tols = compile_tolerations(spec);
+  if (!tols) return tols.err();
+  info->tolerations = std::move(*tols);
+  info->host_ports = compile_host_ports(spec);
+  for (const auto& g : spec.scheduling_gates()) info->scheduling_gates.push_back(g.name());
+  for (const auto& c : spec.init_containers())
+    if (!c.image().empty()) info->images.push_back(c.image());
+  for (const auto& c : spec.containers())
+    if (!c.image().empty()) info->images.push_back(c.image());
+  info->pod = std::move(pod);
+  return pod_info_ptr(std::move(info));
+}
+
+pod_info_ptr with_node_name(const pod_info& p, const std::string& node) {
+  auto copy = std::make_shared<pod_info>(p);
+  copy->node_name = node;
+  return copy;
+}
+
+}  // namespace kas

@@ -1,0 +1,97 @@
+#pragma once
+// pod_info: the compiled, scheduling-ready form of a core/v1 Pod. Built once when the pod enters the
+// scheduler (compile_pod); immutable afterwards and shared as std::shared_ptr<const pod_info>.
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cache/labels.hpp"
+#include "cache/resources.hpp"
+#include "cache/selectors.hpp"
+#include "messages/k8s/core.pb.h"
+#include "messages/result.hpp"
+
+namespace kas {
+
+enum class taint_effect { none, no_schedule, prefer_no_schedule, no_execute };
+
+struct taint {
+  std::string key;
+  std::string value;
+  taint_effect effect = taint_effect::none;
+  bool operator==(const taint& o) const { return key == o.key && value == o.value && effect == o.effect; }
+};
+
+struct toleration {
+  std::string key;
+  bool op_exists = false;  // operator Exists; otherwise Equal (the default)
+  std::string value;
+  taint_effect effect = taint_effect::none;  // none = all effects
+  // kube's Toleration.ToleratesTaint.
+  bool tolerates(const taint& t) const;
+};
+
+struct host_port {
+  std::string protocol;  // TCP (default), UDP, SCTP
+  std::string ip;        // "0.0.0.0" when unset
+  int32_t port = 0;
+  bool operator==(const host_port& o) const { return protocol == o.protocol && ip == o.ip && port == o.port; }
+};
+
+enum class preemption_policy { preempt_lower_priority, never };
+
+struct pod_info {
+  std::shared_ptr<const k8s::core::Pod> pod;  // the API object, as decoded
+
+  std::string ns;
+  std::string name;
+  std::string uid;  // metadata.uid, or "<ns>/<name>" when the manifest has none
+  std::string node_name;  // authoritative (the raw object may predate the binding)
+  std::string phase;      // status.phase
+  std::string scheduler_name;  // "default-scheduler" when unset
+  std::string priority_class_name;
+  int32_t priority = 0;
+  preemption_policy preemption = preemption_policy::preempt_lower_priority;
+  int64_t creation_ns = 0;  // metadata.creationTimestamp in ns since epoch (0 when unset)
+
+  label_map labels;
+
+  // Effective requests as kube computes them: regular containers summed, init containers (with
+  // sidecars) maxed in, pod overhead added. `requests` is what Filter checks; `non_zero_requests`
+  // substitutes 100m CPU / 200Mi memory for containers that request none, and is what scoring uses.
+  resource_list requests;
+  resource_list non_zero_requests;
+
+  label_map node_selector;  // spec.nodeSelector
+  std::optional<kas::node_selector> required_node_affinity;  // kas::: the member above hides the type
+  std::vector<preferred_scheduling_term> preferred_node_affinity;
+  std::vector<toleration> tolerations;
+  std::vector<host_port> host_ports;
+  std::vector<std::string> scheduling_gates;
+  std::vector<std::string> images;  // container image names (for ImageLocality)
+
+  bool has_scheduling_gates() const { return !scheduling_gates.empty(); }
+  std::string key() const { return ns + "/" + name; }
+};
+
+using pod_info_ptr = std::shared_ptr<const pod_info>;
+
+// Compiles a Pod. Errors carry the field path ("spec.containers[0].resources.requests.cpu: ...").
+// Requests that are negative or unparsable are errors. Containers with limits but no request get
+// request = limit, as the apiserver's defaulting does.
+result<pod_info_ptr> compile_pod(std::shared_ptr<const k8s::core::Pod> pod);
+
+// A copy of `p` bound to `node` (used when a pod is assumed or confirmed on a node).
+pod_info_ptr with_node_name(const pod_info& p, const std::string& node);
+
+// Shared compilers for the pieces plugins and config reuse.
+result<node_selector> compile_node_selector(const k8s::core::NodeSelector& ns, const std::string& path);
+result<node_selector_term> compile_node_selector_term(const k8s::core::NodeSelectorTerm& t,
+                                                      const std::string& path);
+taint_effect parse_taint_effect(const std::string& s);
+// meta/v1 LabelSelector (null = matches nothing); an invalid requirement is an error naming the path.
+result<label_selector> compile_label_selector(const k8s::meta::LabelSelector* ls, const std::string& path);
+
+}  // namespace kas

@@ -1,0 +1,184 @@
+// See scheduler_cache.hpp for the pod state machine. Ownership: every node_info stored here is
+// either published in snap_ (shared, immutable) or a ghost in ghosts_; a change always copies the
+// node first (mutable_copy), so readers of earlier snapshots never see it move.
+#include "cache/scheduler_cache.hpp"
+
+namespace kas {
+namespace {
+
+error fail(const std::string& msg) { return error{msg}; }
+
+}  // namespace
+
+std::shared_ptr<node_info> scheduler_cache::mutable_copy(const std::string& name) const {
+  if (const node_info* n = snap_.find(name)) return n->clone();
+  auto g = ghosts_.find(name);
+  if (g != ghosts_.end()) return g->second->clone();
+  return nullptr;
+}
+
+void scheduler_cache::put_node(std::shared_ptr<node_info> n) {
+  n->generation = ++generation_;
+  long i = snap_.index_of(n->name);
+  if (i >= 0) {
+    snap_ = snap_.with_node(static_cast<size_t>(i), std::move(n), generation_);
+    published_.reset();
+    return;
+  }
+  if (n->pods.empty())
+    ghosts_.erase(n->name);
+  else
+    ghosts_[n->name] = std::move(n);
+}
+
+void scheduler_cache::add_or_update_node(std::shared_ptr<node_info> compiled) {
+  if (auto existing = mutable_copy(compiled->name)) {
+    compiled->pods = std::move(existing->pods);
+    compiled->requested = existing->requested;
+    compiled->non_zero_requested = existing->non_zero_requested;
+    compiled->used_ports = std::move(existing->used_ports);
+  } else {
+    compiled->pods.clear();
+    compiled->requested = {};
+    compiled->non_zero_requested = {};
+    compiled->used_ports.clear();
+  }
+  ghosts_.erase(compiled->name);
+  compiled->generation = ++generation_;
+  long i = snap_.index_of(compiled->name);
+  if (i >= 0)
+    snap_ = snap_.with_node(static_cast<size_t>(i), std::move(compiled), generation_);
+  else
+    snap_ = snap_.with_added_node(std::move(compiled), generation_);
+  published_.reset();
+}
+
+void scheduler_cache::remove_node(const std::string& name) {
+  const node_info* n = snap_.find(name);
+  if (n == nullptr) return;
+  if (!n->pods.empty()) {
+    // Pods still reference it: keep their accounting until they go, out of the snapshot.
+    auto ghost = n->clone();
+    ghost->node = nullptr;
+    ghost->generation = generation_ + 1;
+    ghosts_[name] = std::move(ghost);
+  }
+  snap_ = snap_.without_node(name, ++generation_);
+  published_.reset();
+}
+
+void scheduler_cache::place(const pod_info_ptr& p) {
+  auto n = mutable_copy(p->node_name);
+  if (!n) {
+    n = std::make_shared<node_info>();
+    n->name = p->node_name;
+  }
+  n->add_pod(p);
+  put_node(std::move(n));
+}
+
+void scheduler_cache::unplace(const pod_info_ptr& p) {
+  auto n = mutable_copy(p->node_name);
+  if (!n || !n->remove_pod(p->uid)) return;
+  put_node(std::move(n));
+}
+
+void scheduler_cache::drop_pod(const std::string& uid) {
+  auto it = pods_.find(uid);
+  if (it == pods_.end()) return;
+  unplace(it->second.pod);
+  pods_.erase(it);
+}
+
+status_or_error scheduler_cache::add_pod(const pod_info_ptr& p) {
+  if (p->node_name.empty()) return fail("pod " + p->key() + " has no node, so it can't be added to the cache");
+  auto it = pods_.find(p->uid);
+  if (it == pods_.end()) {
+    // Never assumed, or assumed and expired: add it.
+    place(p);
+    pods_.emplace(p->uid, pod_state{p});
+    return ok_t{};
+  }
+  if (!it->second.assumed) return fail("pod " + p->key() + " was already in added state");
+  // Confirmation: the cluster's version replaces the assumed one (possibly on another node).
+  unplace(it->second.pod);
+  place(p);
+  it->second = pod_state{p};
+  return ok_t{};
+}
+
+status_or_error scheduler_cache::update_pod(const pod_info_ptr& old_p, const pod_info_ptr& new_p) {
+  auto it = pods_.find(old_p->uid);
+  if (it == pods_.end() || it->second.assumed)
+    return fail("pod " + old_p->key() + " is not added to scheduler cache, so cannot be updated");
+  if (it->second.pod->node_name != old_p->node_name)
+    return fail("pod " + old_p->key() + " updated on a different node than previously added to");
+  unplace(it->second.pod);
+  pods_.erase(it);
+  if (new_p->node_name.empty()) return ok_t{};
+  place(new_p);
+  pods_.emplace(new_p->uid, pod_state{new_p});
+  return ok_t{};
+}
+
+status_or_error scheduler_cache::remove_pod(const pod_info_ptr& p) {
+  auto it = pods_.find(p->uid);
+  if (it == pods_.end()) return fail("pod " + p->key() + " is not found in scheduler cache, so cannot be removed from it");
+  // An empty node name happens when a Delete was missed and the last known state is replayed.
+  if (!p->node_name.empty() && it->second.pod->node_name != p->node_name)
+    return fail("pod " + p->key() + " was added to node " + it->second.pod->node_name + ", not " + p->node_name);
+  drop_pod(p->uid);
+  return ok_t{};
+}
+
+status_or_error scheduler_cache::assume_pod(const pod_info_ptr& p, const std::string& node) {
+  if (pods_.count(p->uid)) return fail("pod " + p->key() + " is in the cache, so can't be assumed");
+  auto bound = with_node_name(*p, node);
+  place(bound);
+  pod_state st{bound};
+  st.assumed = true;
+  pods_.emplace(p->uid, std::move(st));
+  return ok_t{};
+}
+
+void scheduler_cache::finish_binding(const std::string& uid, clock::time_point now) {
+  auto it = pods_.find(uid);
+  if (it == pods_.end() || !it->second.assumed) return;
+  it->second.binding_finished = true;
+  it->second.deadline = now + ttl_;
+}
+
+status_or_error scheduler_cache::forget_pod(const std::string& uid) {
+  auto it = pods_.find(uid);
+  if (it == pods_.end()) return fail("pod " + uid + " is not in the cache, so it can't be forgotten");
+  if (!it->second.assumed) return fail("pod " + it->second.pod->key() + " wasn't assumed so cannot be forgotten");
+  drop_pod(uid);
+  return ok_t{};
+}
+
+std::vector<std::string> scheduler_cache::cleanup_expired(clock::time_point now) {
+  std::vector<std::string> expired;
+  if (ttl_.count() == 0) return expired;
+  for (auto& [uid, st] : pods_)
+    if (st.assumed && st.binding_finished && now > st.deadline) expired.push_back(uid);
+  for (auto& uid : expired) drop_pod(uid);
+  return expired;
+}
+
+bool scheduler_cache::is_assumed(const std::string& uid) const {
+  auto it = pods_.find(uid);
+  return it != pods_.end() && it->second.assumed;
+}
+
+size_t scheduler_cache::assumed_count() const {
+  size_t n = 0;
+  for (auto& kv : pods_) n += kv.second.assumed ? 1 : 0;
+  return n;
+}
+
+snapshot_ptr scheduler_cache::current() {
+  if (!published_) published_ = std::make_shared<const snapshot>(snap_);
+  return published_;
+}
+
+}  // namespace kas

@@ -1,0 +1,91 @@
+#pragma once
+// scheduler_cache: the source of truth for scheduling decisions (pods, nodes, assumed pods).
+// Plain data and pure functions; the snapshot_cache actor owns one instance and is its only user.
+//
+// Pod state machine (as kube-scheduler's cache):
+//
+//   +-------------------------------------------+  +----+
+//   |                            Add            |  |    |
+//   |                                           |  |    | Update
+//   +      Assume                Add            v  v    |
+// Initial +--------> Assumed +------------+---> Added <--+
+//   ^                +   +               |       +
+//   |                |   |               |       |
+//   |                |   |           Add |       | Remove
+//   |                |   |               |       |
+//   |                |   |               +       |
+//   +----------------+   +-----------> Expired   +----> Deleted
+//         Forget             Expire
+//
+// An assumed pod is counted on its node at once. `finish_binding` starts its expiry clock (only when
+// an expiry TTL is set; 0 means assumed pods never expire, kube's default). The Add event from the
+// cluster (the pod seen bound) confirms it. Forget undoes an assume after a failed bind.
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "cache/snapshot.hpp"
+#include "messages/result.hpp"
+
+namespace kas {
+
+class scheduler_cache {
+public:
+  using clock = std::chrono::steady_clock;
+  explicit scheduler_cache(std::chrono::nanoseconds assumed_ttl = std::chrono::nanoseconds{0})
+    : ttl_(assumed_ttl) {}
+
+  // Nodes.
+  void add_or_update_node(std::shared_ptr<node_info> compiled);  // keeps the pods already on it
+  void remove_node(const std::string& name);
+
+  // Pods seen bound in the cluster (spec.nodeName set). Confirms an assumed pod.
+  status_or_error add_pod(const pod_info_ptr& p);
+  status_or_error update_pod(const pod_info_ptr& old_p, const pod_info_ptr& new_p);
+  status_or_error remove_pod(const pod_info_ptr& p);
+
+  // Assume: count `p` on `node` before the binding lands. Fails if the pod is already cached.
+  status_or_error assume_pod(const pod_info_ptr& p, const std::string& node);
+  void finish_binding(const std::string& uid, clock::time_point now);
+  status_or_error forget_pod(const std::string& uid);
+  // Drops assumed pods whose binding finished more than ttl ago; returns their uids.
+  std::vector<std::string> cleanup_expired(clock::time_point now);
+
+  bool is_assumed(const std::string& uid) const;
+  bool contains(const std::string& uid) const { return pods_.count(uid) != 0; }
+  size_t pod_count() const { return pods_.size(); }
+  size_t assumed_count() const;
+  size_t node_count() const { return snap_.size(); }
+
+  // The current snapshot; cheap (a shared_ptr copy after the first call following a change).
+  snapshot_ptr current();
+  uint64_t generation() const { return generation_; }
+  const node_info* node(const std::string& name) const { return snap_.find(name); }
+
+private:
+  struct pod_state {
+    pod_info_ptr pod;  // with node_name set
+    bool assumed = false;
+    bool binding_finished = false;
+    clock::time_point deadline{};
+  };
+  void place(const pod_info_ptr& p);    // adds to its node (creating an empty node if unknown)
+  void unplace(const pod_info_ptr& p);  // removes from its node
+  // Stores a changed node where it lives (snapshot or ghosts_), stamping a new generation.
+  void put_node(std::shared_ptr<node_info> n);
+  std::shared_ptr<node_info> mutable_copy(const std::string& name) const;  // null if unknown
+  void drop_pod(const std::string& uid);  // unplace + forget the state
+
+  std::chrono::nanoseconds ttl_;
+  std::unordered_map<std::string, pod_state> pods_;
+  // Ghost nodes: known only from pods that reference them (the Node is not, or no longer, known).
+  // Kept out of the snapshot, as kube's cache keeps nodeInfos whose Node() is nil out of its snapshot.
+  std::unordered_map<std::string, std::shared_ptr<node_info>> ghosts_;
+  snapshot snap_;
+  snapshot_ptr published_;
+  uint64_t generation_ = 0;
+};
+
+}  // namespace kas

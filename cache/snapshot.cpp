@@ -1,0 +1,88 @@
+#include "cache/snapshot.hpp"
+
+#include <cassert>
+
+namespace kas {
+
+long snapshot::index_of(std::string_view name) const {
+  auto it = index_->find(std::string(name));
+  return it == index_->end() ? -1 : static_cast<long>(it->second);
+}
+
+snapshot snapshot::with_node(size_t i, node_info_ptr n, uint64_t generation) const {
+  assert(i < size_);
+  snapshot out = *this;  // shares every chunk and the index
+  const size_t c = i / chunk_size;
+  auto replaced = std::make_shared<chunk>(*chunks_[c]);
+  const std::string& old_name = (*replaced)[i % chunk_size]->name;
+  if (old_name != n->name) {
+    auto idx = std::make_shared<index_map>(*index_);
+    idx->erase(old_name);
+    (*idx)[n->name] = i;
+    out.index_ = std::move(idx);
+  }
+  (*replaced)[i % chunk_size] = std::move(n);
+  out.chunks_[c] = std::move(replaced);
+  out.generation_ = generation;
+  return out;
+}
+
+snapshot snapshot::with_added_node(node_info_ptr n, uint64_t generation) const {
+  assert(index_of(n->name) < 0);
+  snapshot out = *this;
+  const size_t i = size_;
+  const bool new_chunk = i % chunk_size == 0;
+  std::shared_ptr<chunk> tail;
+  if (new_chunk) {
+    tail = std::make_shared<chunk>();
+    tail->reserve(chunk_size);
+  } else {
+    tail = std::make_shared<chunk>(*chunks_.back());
+  }
+  auto idx = std::make_shared<index_map>(*index_);
+  (*idx)[n->name] = i;
+  out.index_ = std::move(idx);
+  tail->push_back(std::move(n));
+  if (new_chunk)
+    out.chunks_.push_back(std::move(tail));
+  else
+    out.chunks_.back() = std::move(tail);
+  out.size_ = size_ + 1;
+  out.generation_ = generation;
+  return out;
+}
+
+snapshot snapshot::without_node(std::string_view name, uint64_t generation) const {
+  long found = index_of(name);
+  if (found < 0) {
+    snapshot out = *this;
+    out.generation_ = generation;
+    return out;
+  }
+  const size_t i = static_cast<size_t>(found);
+  const size_t last = size_ - 1;
+  snapshot out = *this;
+  auto idx = std::make_shared<index_map>(*index_);
+  idx->erase(std::string(name));
+  if (i != last) {
+    // Move the last node into the hole.
+    const node_info_ptr& moved = node_ptr(last);
+    (*idx)[moved->name] = i;
+    auto hole = std::make_shared<chunk>(*chunks_[i / chunk_size]);
+    (*hole)[i % chunk_size] = moved;
+    out.chunks_[i / chunk_size] = std::move(hole);
+  }
+  // Drop the last slot (the chunk may be the one just copied above).
+  auto tail = std::make_shared<chunk>(*out.chunks_[last / chunk_size]);
+  tail->pop_back();
+  if (tail->empty())
+    out.chunks_.pop_back();
+  else
+    out.chunks_[last / chunk_size] = std::move(tail);
+  out.index_ = std::move(idx);
+  out.size_ = last;
+  out.generation_ = generation;
+  return out;
+}
+
+}  // namespace kas

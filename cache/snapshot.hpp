@@ -1,0 +1,53 @@
+#pragma once
+// snapshot: an immutable, generation-numbered view of every node_info.
+//
+// Structural sharing: nodes live in fixed-size chunks of shared_ptr<const node_info>. Replacing one
+// node copies that node and its chunk of pointers (64 pointers), never the whole node list, so a
+// snapshot per pod costs O(chunk), and old snapshots stay valid for readers still using them.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "cache/node_info.hpp"
+
+namespace kas {
+
+class snapshot {
+public:
+  static constexpr size_t chunk_size = 64;
+  using chunk = std::vector<node_info_ptr>;
+
+  snapshot() : index_(std::make_shared<const index_map>()) {}
+
+  size_t size() const { return size_; }
+  uint64_t generation() const { return generation_; }
+  const node_info& node(size_t i) const { return *chunks_[i / chunk_size]->at(i % chunk_size); }
+  const node_info_ptr& node_ptr(size_t i) const { return chunks_[i / chunk_size]->at(i % chunk_size); }
+  // Index of a node by name, or -1.
+  long index_of(std::string_view name) const;
+  const node_info* find(std::string_view name) const {
+    long i = index_of(name);
+    return i < 0 ? nullptr : &node(static_cast<size_t>(i));
+  }
+
+  // Builders: each returns a new snapshot sharing every untouched chunk with this one.
+  snapshot with_node(size_t i, node_info_ptr n, uint64_t generation) const;
+  snapshot with_added_node(node_info_ptr n, uint64_t generation) const;
+  // Removal moves the last node into the hole (order is not semantic; the round-robin start index
+  // is), so it costs two chunks and an index update.
+  snapshot without_node(std::string_view name, uint64_t generation) const;
+
+private:
+  using index_map = std::unordered_map<std::string, size_t>;
+  std::vector<std::shared_ptr<const chunk>> chunks_;
+  std::shared_ptr<const index_map> index_;
+  size_t size_ = 0;
+  uint64_t generation_ = 0;
+};
+
+using snapshot_ptr = std::shared_ptr<const snapshot>;
+
+}  // namespace kas

@@ -1,0 +1,422 @@
+// Loading `simulate` manifests. Design note:
+//
+// load_manifests is a pure function of the file contents: file -> documents (yaml-cpp LoadAll; JSON
+// is YAML's flow subset) -> objects (a `kind: List` or typed `*List` is flattened into its items)
+// -> typed protos (codec::decode_node). The first problem stops the load and comes back as one
+// error that names the file, the document (and List item) and the field path, so a user can fix
+// the manifest without guessing. Kinds the scheduler does not read are skipped with a warning;
+// nothing is dropped silently.
+//
+// compile_cluster does what the apiserver and its admission chain would have done before the
+// scheduler saw the objects: namespace defaulting (at load), Priority admission
+// (priorityClassName -> spec.priority), uniqueness of names, and the existence of the node a bound
+// pod runs on. Terminal pods (Succeeded/Failed) are invisible to kube-scheduler's informer, so
+// they are left out here too.
+#include "config/cluster_manifests.hpp"
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string_view>
+#include <type_traits>
+#include <unordered_map>
+#include <unordered_set>
+
+#include <yaml-cpp/yaml.h>
+
+#include "messages/codec.hpp"
+
+namespace kas {
+
+std::string manifest_origin::describe() const {
+  std::string s = file + ": document " + std::to_string(document);
+  if (item >= 0) s += " item " + std::to_string(item);
+  if (!kind.empty()) {
+    s += " (" + kind;
+    if (!name.empty()) s += " " + (ns.empty() ? name : ns + "/" + name);
+    s += ")";
+  }
+  return s;
+}
+
+namespace {
+
+// The kinds the scheduler reads. `group` is the API group apiVersion must name ("" = core "v1").
+struct kind_spec {
+  std::string_view kind;
+  std::string_view group;
+  std::string_view default_api_version;
+  bool namespaced;
+};
+
+constexpr kind_spec known_kinds[] = {
+  {"Node", "", "v1", false},
+  {"Pod", "", "v1", true},
+  {"Namespace", "", "v1", false},
+  {"PriorityClass", "scheduling.k8s.io", "scheduling.k8s.io/v1", false},
+  {"PodDisruptionBudget", "policy", "policy/v1", true},
+};
+
+const kind_spec* find_kind(std::string_view kind) {
+  for (auto& k : known_kinds)
+    if (k.kind == kind) return &k;
+  return nullptr;
+}
+
+bool is_list_kind(std::string_view kind) {
+  return kind.size() >= 4 && kind.substr(kind.size() - 4) == "List";
+}
+
+std::string_view api_group(std::string_view api_version) {
+  auto slash = api_version.find('/');
+  return slash == std::string_view::npos ? std::string_view{} : api_version.substr(0, slash);
+}
+
+const char* node_type_name(const YAML::Node& n) {
+  switch (n.Type()) {
+    case YAML::NodeType::Sequence: return "a list";
+    case YAML::NodeType::Map: return "a mapping";
+    case YAML::NodeType::Scalar: return "a scalar";
+    default: return "null";
+  }
+}
+
+// A scalar child of a mapping, or "" when absent or not a scalar.
+std::string scalar_child(const YAML::Node& map, const char* key) {
+  if (!map || !map.IsMap()) return {};  // a missing key is a "zombie" node that throws on use
+  YAML::Node v = map[key];
+  return v && v.IsScalar() ? v.Scalar() : std::string{};
+}
+
+error fail(const std::string& where, const std::string& what) { return error{where + ": " + what}; }
+
+result<std::string> read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return error{path + ": cannot read file: " + std::strerror(errno)};
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  if (in.bad()) return error{path + ": cannot read file: " + std::strerror(errno)};
+  return ss.str();
+}
+
+bool looks_like_json(const std::string& file, const std::string& text) {
+  if (file.size() >= 5 && file.compare(file.size() - 5, 5, ".json") == 0) return true;
+  for (char c : text) {
+    if (c == ' ' || c == '\t' || c == '\r' || c == '\n') continue;
+    return c == '{' || c == '[';
+  }
+  return false;
+}
+
+// The 1-based document a 0-based line falls in, counted the way YAML::LoadAll counts: a `---`
+// starts a new document unless it is the first thing in the stream.
+int document_of_line(const std::string& text, int line) {
+  int doc = 1, current = 0;
+  bool started = false;  // the current document has content or an explicit start
+  std::istringstream in(text);
+  for (std::string l; current < line && std::getline(in, l); ++current) {
+    if (l.rfind("---", 0) == 0 && (l.size() == 3 || l[3] == ' ' || l[3] == '\r')) {
+      if (started) ++doc;
+      started = true;
+    } else if (!l.empty() && l[0] != '#' && l.find_first_not_of(" \t\r") != std::string::npos) {
+      started = true;
+    }
+  }
+  return doc;
+}
+
+result<std::vector<YAML::Node>> parse_documents(const std::string& file, const std::string& text) {
+  try {
+    return YAML::LoadAll(text);
+  } catch (const YAML::Exception& e) {
+    bool json = looks_like_json(file, text);
+    std::string where = file;
+    if (!json) where += ": document " + std::to_string(document_of_line(text, e.mark.line));
+    return error{where + ": line " + std::to_string(e.mark.line + 1) + ", column " +
+                 std::to_string(e.mark.column + 1) + ": invalid " + (json ? "JSON" : "YAML") + ": " +
+                 e.msg};
+  }
+}
+
+// yaml-cpp keeps the last of two equal keys; kubectl rejects such a manifest ("key already set in
+// map"), and so do we: the first value would otherwise be dropped without a word.
+status_or_error check_duplicate_keys(const YAML::Node& n, const std::string& path) {
+  if (n.IsSequence()) {
+    for (size_t i = 0; i < n.size(); ++i) {
+      auto s = check_duplicate_keys(n[i], path + "[" + std::to_string(i) + "]");
+      if (!s) return s;
+    }
+  } else if (n.IsMap()) {
+    std::unordered_set<std::string> seen;
+    for (auto it = n.begin(); it != n.end(); ++it) {
+      std::string key = it->first.IsScalar() ? it->first.Scalar() : std::string{};
+      std::string child = path.empty() ? key : path + "." + key;
+      if (it->first.IsScalar() && !seen.insert(key).second)
+        return error{(path.empty() ? std::string{} : path + ": ") + "line " +
+                     std::to_string(it->first.Mark().line + 1) + ": key \"" + key +
+                     "\" already set in map"};
+      auto s = check_duplicate_keys(it->second, child);
+      if (!s) return s;
+    }
+  }
+  return ok_t{};
+}
+
+class loader {
+public:
+  explicit loader(cluster_manifests& out) : out_(out) {}
+
+  status_or_error load_file(const std::string& file) {
+    auto text = read_file(file);
+    if (!text) return text.err();
+    auto docs = parse_documents(file, *text);
+    if (!docs) return docs.err();
+    for (size_t i = 0; i < docs->size(); ++i) {
+      manifest_origin o;
+      o.file = file;
+      o.document = static_cast<int>(i) + 1;
+      try {
+        auto s = load_document((*docs)[i], o);
+        if (!s) return s;
+      } catch (const YAML::Exception& e) {  // a shape yaml-cpp refuses to walk: still one clear error
+        return fail(o.describe(), e.what());
+      }
+    }
+    return ok_t{};
+  }
+
+private:
+  status_or_error load_document(const YAML::Node& doc, manifest_origin o) {
+    if (!doc || doc.IsNull()) return ok_t{};  // empty document, e.g. a trailing `---`
+    if (!doc.IsMap())
+      return fail(o.describe(), std::string("expected a Kubernetes object (a mapping), got ") +
+                                  node_type_name(doc));
+    std::string kind = scalar_child(doc, "kind");
+    if (kind.empty()) return fail(o.describe(), "kind: required field is missing");
+    if (is_list_kind(kind)) return load_list(doc, o, kind);
+    return load_object(doc, o, kind, false);
+  }
+
+  // `kind: List` (what kubectl prints) holds any kinds, each item naming its own; a typed list
+  // (`PodList`, as the apiserver returns it) holds items of one kind that may omit kind/apiVersion.
+  status_or_error load_list(const YAML::Node& doc, const manifest_origin& o, const std::string& kind) {
+    manifest_origin lo = o;  // the list itself; its items get their own kind below
+    lo.kind = kind;
+    std::string item_kind = kind == "List" ? std::string{} : kind.substr(0, kind.size() - 4);
+    if (!item_kind.empty() && !find_kind(item_kind)) {
+      warn(lo.describe() + ": kind " + kind + " is not used by the scheduler; skipped");
+      return ok_t{};
+    }
+    YAML::Node items = doc["items"];
+    if (!items || items.IsNull()) return ok_t{};
+    if (!items.IsSequence())
+      return fail(lo.describe(), std::string("items: expected a list, got ") + node_type_name(items));
+    for (size_t i = 0; i < items.size(); ++i) {
+      manifest_origin io = o;
+      io.item = static_cast<int>(i) + 1;
+      const YAML::Node& it = items[i];
+      if (!it.IsMap())
+        return fail(io.describe(), std::string("expected a Kubernetes object (a mapping), got ") +
+                                     node_type_name(it));
+      std::string k = scalar_child(it, "kind");
+      if (k.empty() && item_kind.empty()) return fail(io.describe(), "kind: required field is missing");
+      if (k.empty()) k = item_kind;
+      if (is_list_kind(k)) return fail(io.describe(), "kind " + k + ": a List inside a List is not supported");
+      auto s = load_object(it, io, k, !item_kind.empty());
+      if (!s) return s;
+    }
+    return ok_t{};
+  }
+
+  // Decision on apiVersion: `kind` is required (without it we cannot know what the object is), but
+  // a missing apiVersion only warns: hand-written manifests often omit it and typed list items never
+  // carry it. An apiVersion of the wrong API group (`apps/v1` on a Pod) is an error.
+  status_or_error load_object(const YAML::Node& n, manifest_origin o, const std::string& kind,
+                              bool in_typed_list) {
+    o.kind = kind;
+    YAML::Node meta = n["metadata"];
+    o.name = scalar_child(meta, "name");
+    o.ns = scalar_child(meta, "namespace");
+    const kind_spec* spec = find_kind(kind);
+    if (!spec) {
+      warn(o.describe() + ": kind " + kind + " is not used by the scheduler; skipped");
+      return ok_t{};
+    }
+    if (spec->namespaced && o.ns.empty()) o.ns = "default";
+    std::string api_version = scalar_child(n, "apiVersion");
+    if (api_version.empty() && !in_typed_list)
+      warn(o.describe() + ": apiVersion is missing; assuming " + std::string(spec->default_api_version));
+    if (!api_version.empty() && api_group(api_version) != spec->group)
+      return fail(o.describe(), "apiVersion: \"" + api_version + "\" is not an API version of kind " +
+                                  kind + " (expected " + std::string(spec->default_api_version) + ")");
+    if (o.name.empty()) return fail(o.describe(), "metadata.name: required field is missing");
+    if (auto s = check_duplicate_keys(n, ""); !s) return fail(o.describe(), s.err().message);
+    if (kind == "Node") return decode_into(n, o, out_.nodes);
+    if (kind == "Pod") return decode_into(n, o, out_.pods);
+    if (kind == "Namespace") return decode_into(n, o, out_.namespaces);
+    if (kind == "PriorityClass") return decode_into(n, o, out_.priority_classes);
+    return decode_into(n, o, out_.pdbs);
+  }
+
+  template <class T>
+  status_or_error decode_into(const YAML::Node& n, const manifest_origin& o,
+                              std::vector<std::pair<std::shared_ptr<const T>, manifest_origin>>& out) {
+    auto msg = std::make_shared<T>();
+    auto s = codec::decode_node(n, *msg, "");
+    if (!s) return fail(o.describe(), s.err().message);
+    // Namespaced objects without a namespace land in "default", as `kubectl apply` puts them.
+    if constexpr (std::is_same_v<T, k8s::core::Pod> || std::is_same_v<T, k8s::policy::PodDisruptionBudget>)
+      msg->mutable_metadata()->set_namespace_(o.ns);
+    out.emplace_back(std::move(msg), o);
+    return ok_t{};
+  }
+
+  void warn(std::string w) { out_.warnings.push_back(std::move(w)); }
+
+  cluster_manifests& out_;
+};
+
+// ---- compile_cluster helpers ----
+
+// Two objects of one kind with one name are two writes of the same API object: the apiserver would
+// keep only the second. Refusing is kinder than guessing which one the user meant.
+class uniqueness {
+public:
+  status_or_error add(const manifest_origin& o) {
+    std::string key = o.kind + "\n" + o.ns + "/" + o.name;
+    auto [it, inserted] = seen_.emplace(key, o);
+    if (inserted) return ok_t{};
+    std::string what = o.kind == "Node" ? "node" : o.kind == "Pod" ? "pod" : o.kind;
+    std::string id = o.ns.empty() ? "\"" + o.name + "\"" : o.ns + "/" + o.name;
+    return fail(o.describe(), what + " " + id + " is already defined in " + it->second.describe());
+  }
+
+private:
+  std::unordered_map<std::string, manifest_origin> seen_;
+};
+
+struct priority_class_info {
+  int32_t value = 0;
+  std::string preemption_policy;
+};
+
+// The Priority admission plugin's view: the listed classes plus the two built-in system classes.
+struct priority_classes {
+  std::map<std::string, priority_class_info> by_name{
+    {"system-node-critical", {2000001000, "PreemptLowerPriority"}},
+    {"system-cluster-critical", {2000000000, "PreemptLowerPriority"}},
+  };
+  std::string global_default;
+};
+
+result<priority_classes> collect_priority_classes(const cluster_manifests& m) {
+  priority_classes pcs;
+  const manifest_origin* default_origin = nullptr;
+  for (auto& [pc, o] : m.priority_classes) {
+    pcs.by_name[pc->metadata().name()] = {pc->value(), pc->preemption_policy()};
+    if (!pc->global_default()) continue;
+    if (default_origin)
+      return fail(o.describe(), "globalDefault: PriorityClass " + default_origin->name +
+                                  " is already the global default (" + default_origin->describe() + ")");
+    default_origin = &o;
+    pcs.global_default = pc->metadata().name();
+  }
+  return pcs;
+}
+
+// Fills spec.priority from spec.priorityClassName (or the global default class) when the manifest
+// does not carry it, as admission does for every pod the scheduler ever sees. A pod from a dump
+// already has spec.priority and is left as it is.
+result<std::shared_ptr<const k8s::core::Pod>> admit_priority(std::shared_ptr<const k8s::core::Pod> pod,
+                                                             const manifest_origin& o,
+                                                             const priority_classes& pcs) {
+  if (pod->spec().has_priority()) return pod;
+  std::string name = pod->spec().priority_class_name();
+  if (name.empty()) name = pcs.global_default;
+  if (name.empty()) return pod;
+  auto it = pcs.by_name.find(name);
+  if (it == pcs.by_name.end())
+    return fail(o.describe(), "spec.priorityClassName: no PriorityClass with name " + name + " was found");
+  auto copy = std::make_shared<k8s::core::Pod>(*pod);
+  copy->mutable_spec()->set_priority_class_name(name);
+  copy->mutable_spec()->set_priority(it->second.value);
+  if (copy->spec().preemption_policy().empty() && !it->second.preemption_policy.empty())
+    copy->mutable_spec()->set_preemption_policy(it->second.preemption_policy);
+  return std::shared_ptr<const k8s::core::Pod>(std::move(copy));
+}
+
+bool is_terminal(const k8s::core::Pod& p) {
+  const std::string& phase = p.status().phase();
+  return phase == "Succeeded" || phase == "Failed";
+}
+
+status_or_error check_unique_objects(const cluster_manifests& m, uniqueness& u) {
+  for (auto& e : m.namespaces)
+    if (auto s = u.add(e.second); !s) return s;
+  for (auto& e : m.priority_classes)
+    if (auto s = u.add(e.second); !s) return s;
+  for (auto& e : m.pdbs)
+    if (auto s = u.add(e.second); !s) return s;
+  return ok_t{};
+}
+
+status_or_error compile_nodes(const cluster_manifests& m, uniqueness& u, cluster_input& in) {
+  for (auto& [node, o] : m.nodes) {
+    if (auto s = u.add(o); !s) return s;
+    auto ni = compile_node(node);
+    if (!ni) return fail(o.describe(), ni.err().message);
+    in.nodes.push_back(std::move(*ni));
+  }
+  return ok_t{};
+}
+
+status_or_error compile_pods(const cluster_manifests& m, uniqueness& u, const priority_classes& pcs,
+                             cluster_input& in) {
+  std::unordered_set<std::string> node_names;
+  for (auto& n : in.nodes) node_names.insert(n->name);
+  for (auto& [pod, o] : m.pods) {
+    if (auto s = u.add(o); !s) return s;
+    if (is_terminal(*pod)) continue;
+    auto admitted = admit_priority(pod, o, pcs);
+    if (!admitted) return admitted.err();
+    auto pi = compile_pod(*admitted);
+    if (!pi) return fail(o.describe(), pi.err().message);
+    const std::string& node = (*admitted)->spec().node_name();
+    if (node.empty()) {
+      in.pending_pods.push_back(std::move(*pi));
+    } else if (!node_names.count(node)) {
+      return fail(o.describe(), "spec.nodeName: node \"" + node + "\" does not exist");
+    } else {
+      in.bound_pods.push_back(std::move(*pi));
+    }
+  }
+  return ok_t{};
+}
+
+}  // namespace
+
+result<cluster_manifests> load_manifests(const std::vector<std::string>& files) {
+  cluster_manifests out;
+  loader l(out);
+  for (auto& f : files) {
+    auto s = l.load_file(f);
+    if (!s) return s.err();
+  }
+  return out;
+}
+
+result<cluster_input> compile_cluster(const cluster_manifests& m) {
+  cluster_input in;
+  in.warnings = m.warnings;
+  uniqueness u;
+  if (auto s = check_unique_objects(m, u); !s) return s.err();
+  auto pcs = collect_priority_classes(m);
+  if (!pcs) return pcs.err();
+  if (auto s = compile_nodes(m, u, in); !s) return s.err();
+  if (auto s = compile_pods(m, u, *pcs, in); !s) return s.err();
+  return in;
+}
+
+}  // namespace kas

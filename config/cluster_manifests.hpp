@@ -1,0 +1,53 @@
+#pragma once
+// Cluster manifests for `simulate`: Kubernetes objects read from files (multi-document YAML, JSON,
+// `kind: List` — exactly what `kubectl get -o yaml|json` prints), validated and compiled.
+// Every error names the file, the document and the field path; nothing is silently dropped.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cache/node_info.hpp"
+#include "cache/pod_info.hpp"
+#include "messages/k8s/core.pb.h"
+#include "messages/k8s/policy.pb.h"
+#include "messages/k8s/scheduling.pb.h"
+#include "messages/result.hpp"
+
+namespace kas {
+
+// Where an object came from: "cluster.yaml: document 3 (Pod default/web-1)".
+struct manifest_origin {
+  std::string file;
+  int document = 0;  // 1-based document index in the file
+  int item = -1;     // index inside a `kind: List`, or -1
+  std::string kind;
+  std::string ns;
+  std::string name;
+  std::string describe() const;
+};
+
+struct cluster_manifests {
+  std::vector<std::pair<std::shared_ptr<const k8s::core::Node>, manifest_origin>> nodes;
+  std::vector<std::pair<std::shared_ptr<const k8s::core::Pod>, manifest_origin>> pods;
+  std::vector<std::pair<std::shared_ptr<const k8s::scheduling::PriorityClass>, manifest_origin>> priority_classes;
+  std::vector<std::pair<std::shared_ptr<const k8s::policy::PodDisruptionBudget>, manifest_origin>> pdbs;
+  std::vector<std::pair<std::shared_ptr<const k8s::core::Namespace>, manifest_origin>> namespaces;
+  std::vector<std::string> warnings;  // kinds the scheduler does not use, skipped
+};
+
+// Reads and decodes every file, in order. Errors: missing file, invalid YAML/JSON (with line), a
+// document without `kind` or `apiVersion`, a field of the wrong type.
+result<cluster_manifests> load_manifests(const std::vector<std::string>& files);
+
+struct cluster_input {
+  std::vector<std::shared_ptr<node_info>> nodes;
+  std::vector<pod_info_ptr> bound_pods;    // spec.nodeName set: already running there
+  std::vector<pod_info_ptr> pending_pods;  // in manifest order
+  std::vector<std::string> warnings;
+};
+
+// Compiles and cross-checks: bad quantities, negative requests, duplicate node names, duplicate
+// pods, a bound pod whose node does not exist.
+result<cluster_input> compile_cluster(const cluster_manifests& m);
+
+}  // namespace kas

@@ -1,0 +1,49 @@
+#pragma once
+// ActorRuntimeConfiguration: how the actor runtime is sized. A second YAML document in the
+// scheduler's config file:
+//
+//   apiVersion: kube-actor-scheduler.io/v1alpha1
+//   kind: ActorRuntimeConfiguration
+//   threads: 2          # CAF scheduler threads (scheduler.max-threads)
+//   workers: 2          # filter_score_worker pool size
+//   binders: 2          # binder pool size
+//   pipelineDepth: 4    # pods in their scheduling cycle at once
+//   nodeAgents: 2       # embedded mode: simulated kubelet actors
+//
+// Defaults are sized for 2 cores. Unknown fields are errors.
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <yaml-cpp/yaml.h>
+
+#include "config/profile.hpp"
+#include "messages/result.hpp"
+
+namespace kas {
+
+struct runtime_config {
+  uint32_t threads = 2;
+  uint32_t workers = 2;
+  uint32_t binders = 2;
+  uint32_t pipeline_depth = 4;
+  uint32_t node_agents = 2;
+  // From KubeSchedulerConfiguration (podInitialBackoffSeconds / podMaxBackoffSeconds).
+  std::chrono::nanoseconds pod_initial_backoff = std::chrono::seconds(1);
+  std::chrono::nanoseconds pod_max_backoff = std::chrono::seconds(10);
+};
+
+// Decodes one ActorRuntimeConfiguration document; `where` prefixes errors ("cfg.yaml: document 2").
+status_or_error decode_runtime_config(const YAML::Node& doc, const std::string& where, runtime_config& out);
+
+struct scheduler_config {
+  std::vector<profile_config> profiles;
+  runtime_config runtime;
+};
+
+// Reads a config file: a KubeSchedulerConfiguration and/or an ActorRuntimeConfiguration document.
+// No file (empty path) gives kube-scheduler's defaults: one default-scheduler profile.
+result<scheduler_config> load_scheduler_config(const std::string& path);
+
+}  // namespace kas

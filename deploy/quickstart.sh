@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# kube-actor-scheduler quickstart: install what is missing (Debian packages only), configure,
+# build into build/, then either run the main job on the embedded default or, with `test`, run
+# every test.
+#   deploy/quickstart.sh        build and simulate the example cluster
+#   deploy/quickstart.sh test   build and run the whole test suite (ctest)
+set -euo pipefail
+
+mode="${1:-run}"
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+
+packages=(build-essential cmake libcaf-dev libprotobuf-dev protobuf-compiler libyaml-cpp-dev libspdlog-dev
+          prometheus-cpp-dev libgtest-dev googletest libbenchmark-dev libcurl4-openssl-dev libssl-dev
+          libsimdjson-dev python3)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+  echo "quickstart: installing ${missing[*]}" >&2
+  sudo_cmd=()
+  [ "$(id -u)" -ne 0 ] && sudo_cmd=(sudo)
+  "${sudo_cmd[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+jobs="$(nproc 2>/dev/null || echo 2)"
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build build -j "$jobs"
+
+case "$mode" in
+  test)
+    ctest --test-dir build --output-on-failure -j "$jobs"
+    ;;
+  run)
+    ./build/kube-actor-scheduler simulate --cluster bench/examples/basic.yaml --output table
+    ;;
+  *)
+    echo "usage: deploy/quickstart.sh [test]" >&2
+    exit 2
+    ;;
+esac

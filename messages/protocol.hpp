@@ -1,0 +1,203 @@
+#pragma once
+// The actor protocol: atoms and the small immutable message types actors exchange. Every custom
+// message type is announced here, in one block at the end, and nowhere else.
+//
+// Ownership rule: messages carry shared_ptr<const T> (pods, nodes, snapshots, frameworks), so a
+// receiver can never mutate what the sender still sees. The one exception is cycle_ctx: it holds a
+// pod's mutable CycleState and moves along the pipeline (driver -> permit -> binder); the actor that
+// last received it is its only user, and a sender never touches it after sending.
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <set>
+#include <tuple>
+#include <string>
+#include <vector>
+
+#include <caf/allowed_unsafe_message_type.hpp>
+#include <caf/atom.hpp>
+
+#include "cache/node_info.hpp"
+#include "cache/pod_info.hpp"
+#include "cache/snapshot.hpp"
+#include "plugins/framework/framework.hpp"
+
+namespace kas {
+
+// --- atoms (CAF 0.17: at most 10 characters) ---------------------------------------------------
+using watch_atom = caf::atom_constant<caf::atom("watch")>;
+using event_atom = caf::atom_constant<caf::atom("event")>;
+using bind_atom = caf::atom_constant<caf::atom("bind")>;
+using delete_atom = caf::atom_constant<caf::atom("delete")>;
+using status_atom = caf::atom_constant<caf::atom("podstatus")>;
+using create_atom = caf::atom_constant<caf::atom("create")>;
+using record_atom = caf::atom_constant<caf::atom("record")>;
+using assume_atom = caf::atom_constant<caf::atom("assume")>;
+using forget_atom = caf::atom_constant<caf::atom("forget")>;
+using finished_atom = caf::atom_constant<caf::atom("finished")>;
+using snap_atom = caf::atom_constant<caf::atom("snapshot")>;
+using pop_atom = caf::atom_constant<caf::atom("pop")>;
+using requeue_atom = caf::atom_constant<caf::atom("requeue")>;
+using done_atom = caf::atom_constant<caf::atom("done")>;
+using tick_atom = caf::atom_constant<caf::atom("tick")>;
+using stats_atom = caf::atom_constant<caf::atom("stats")>;
+using work_atom = caf::atom_constant<caf::atom("work")>;
+using wait_atom = caf::atom_constant<caf::atom("wait")>;
+using allow_atom = caf::atom_constant<caf::atom("allow")>;
+using reject_atom = caf::atom_constant<caf::atom("reject")>;
+using timeout_atom = caf::atom_constant<caf::atom("timeout")>;
+using start_atom = caf::atom_constant<caf::atom("start")>;
+using result_atom = caf::atom_constant<caf::atom("result")>;
+using outcomes_atom = caf::atom_constant<caf::atom("outcomes")>;
+using link_atom = caf::atom_constant<caf::atom("wire")>;
+
+// --- cluster events ------------------------------------------------------------------------------
+
+// `synced` marks the end of a watcher's initial list (an informer's HasSynced).
+enum class cluster_event_type : uint8_t { node_add, node_update, node_delete, pod_add, pod_update, pod_delete, synced };
+
+// One change in the cluster, compiled at the edge (the cluster source). Nodes are carried without
+// pods (the cache aggregates pods itself).
+struct cluster_change {
+  cluster_event_type type = cluster_event_type::pod_add;
+  pod_info_ptr old_pod, new_pod;
+  node_info_ptr old_node, new_node;
+  uint64_t resource_version = 0;
+};
+using cluster_change_ptr = std::shared_ptr<const cluster_change>;
+
+// --- scheduling pipeline ---------------------------------------------------------------------------
+
+// A pod handed out by the queue, with its queue bookkeeping.
+using queued_pod_ptr = std::shared_ptr<const fw::queued_pod_info>;
+
+// Why a cycle ended without a binding, as the queue needs it.
+struct failure {
+  queued_pod_ptr pod;
+  fw::status result;          // rejection or error
+  std::string message;        // FailedScheduling text
+  std::set<std::string_view> unschedulable_plugins;
+  std::set<std::string_view> pending_plugins;
+  uint64_t cycle = 0;         // the scheduling cycle that popped it
+};
+
+// The in-flight state of one pod past Reserve; moved along, never shared (see the ownership rule).
+struct cycle_ctx {
+  fw::framework_ptr fwk;
+  queued_pod_ptr queued;
+  pod_info_ptr assumed;  // the pod as assumed on `node`
+  std::string node;
+  fw::cycle_state state;
+  uint64_t cycle = 0;
+  std::chrono::steady_clock::time_point started{};
+  std::vector<std::pair<std::string_view, std::chrono::milliseconds>> permit_waits;
+};
+using cycle_ctx_ptr = std::shared_ptr<cycle_ctx>;
+
+// Work for one filter_score_worker: filter (and optionally score) one node range for one pod.
+struct filter_work {
+  fw::framework_ptr fwk;
+  pod_info_ptr pod;
+  std::shared_ptr<const fw::cycle_state> state;
+  snapshot_ptr snap;
+  // Nodes to examine, as snapshot indexes, in the order to examine them.
+  std::vector<uint32_t> nodes;
+  size_t want_feasible = 0;  // stop after this many feasible nodes (0 = examine all)
+  bool explain = false;      // record every plugin's verdict per node
+};
+using filter_work_ptr = std::shared_ptr<const filter_work>;
+
+// Offsets are positions in the work's `nodes` vector (the examination order), so the driver can
+// merge replies in kube's order: the first `want_feasible` feasible nodes from the start index.
+struct filter_reply {
+  std::vector<uint32_t> feasible;  // offsets into filter_work::nodes
+  std::vector<std::pair<uint32_t, fw::status>> failed;  // offsets into filter_work::nodes
+  size_t examined = 0;
+  fw::status error;  // first Error from a plugin, if any
+  std::vector<std::pair<uint32_t, std::vector<fw::filter_verdict>>> verdicts;  // offsets; explain only
+};
+
+struct score_work {
+  fw::framework_ptr fwk;
+  pod_info_ptr pod;
+  std::shared_ptr<const fw::cycle_state> state;
+  snapshot_ptr snap;
+  std::vector<uint32_t> nodes;
+};
+using score_work_ptr = std::shared_ptr<const score_work>;
+
+struct score_reply {
+  std::vector<uint32_t> nodes;
+  std::vector<int64_t> raw;  // nodes.size() * plugin count, node-major
+  fw::status error;
+};
+
+// Reservation request to the snapshot cache: assume `pod` on `node`, as evaluated on snapshot
+// generation `generation`. Nodes changed since then are re-filtered against current state.
+struct assume_request {
+  fw::framework_ptr fwk;
+  pod_info_ptr pod;
+  std::shared_ptr<const fw::cycle_state> state;
+  std::string node;
+  uint64_t node_generation = 0;
+};
+
+struct assume_reply {
+  bool ok = false;
+  bool conflict = false;  // the node changed and no longer fits: retry on a newer snapshot
+  std::string message;
+  pod_info_ptr assumed;
+};
+
+// Queue occupancy, for metrics and for `simulate` to detect quiescence.
+struct queue_stats {
+  size_t active = 0, backoff = 0, unschedulable = 0, gated = 0, in_flight = 0;
+  uint64_t popped = 0;
+};
+
+// The outcome of one pod, as the event recorder saw it.
+struct pod_outcome {
+  std::string ns, name, uid;
+  std::string node;  // empty unless Scheduled
+  std::string status;  // Scheduled | Unschedulable | Error | Preempted
+  std::string message;
+  int attempts = 0;
+};
+
+// --explain data: per node, every filter plugin's verdict; per scored node, raw/normalized/weighted.
+struct explain_record {
+  std::string pod_key;
+  std::vector<std::pair<std::string, std::vector<std::pair<std::string, std::string>>>> filters;  // node -> (plugin, verdict)
+  struct score_row {
+    std::string node;
+    std::vector<std::tuple<std::string, int64_t, int64_t, int64_t>> plugins;  // plugin, raw, normalized, weighted
+    int64_t total = 0;
+  };
+  std::vector<score_row> scores;
+  std::string selected;
+};
+
+}  // namespace kas
+
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kas::fw::status)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kas::cluster_change_ptr)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kas::queued_pod_ptr)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kas::failure)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kas::cycle_ctx_ptr)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kas::filter_work_ptr)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kas::filter_reply)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kas::score_work_ptr)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kas::score_reply)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kas::assume_request)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kas::assume_reply)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kas::queue_stats)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kas::pod_outcome)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::vector<kas::pod_outcome>)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kas::explain_record)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::vector<kas::explain_record>)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kas::snapshot_ptr)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kas::pod_info_ptr)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kas::node_info_ptr)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::vector<kas::queued_pod_ptr>)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::function<void(kas::fw::status)>)

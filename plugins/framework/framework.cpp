@@ -1,0 +1,381 @@
+#include "plugins/framework/framework.hpp"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+namespace kas::fw {
+
+namespace {
+
+template <class Iface>
+status_or_error collect(const std::vector<std::string>& names, std::string_view point,
+                        const std::map<std::string, std::shared_ptr<plugin>>& built,
+                        std::vector<const Iface*>& out, const std::string& path) {
+  for (auto& n : names) {
+    auto it = built.find(n);
+    auto* p = it == built.end() ? nullptr : dynamic_cast<const Iface*>(it->second.get());
+    if (!p)
+      return error{path + ".plugins." + std::string(point) + ": plugin \"" + n + "\" does not extend " +
+                   std::string(point)};
+    out.push_back(p);
+  }
+  return ok_t{};
+}
+
+template <class Iface>
+int index_of(const std::vector<const Iface*>& v, std::string_view name) {
+  for (size_t i = 0; i < v.size(); ++i)
+    if (v[i]->name() == name) return static_cast<int>(i);
+  return -1;
+}
+
+}  // namespace
+
+result<std::shared_ptr<framework>> framework::build(const profile_config& profile, const registry& reg,
+                                                    const handle& h, const std::string& path) {
+  auto fw = std::make_shared<framework>();
+  fw->profile_ = profile;
+
+  // Instantiate each named plugin once, whatever the number of points it serves.
+  std::map<std::string, std::shared_ptr<plugin>> built;
+  auto lists = {&profile.pre_enqueue, &profile.queue_sort, &profile.pre_filter, &profile.filter,
+                &profile.post_filter, &profile.pre_score,  &profile.score,      &profile.reserve,
+                &profile.permit,      &profile.pre_bind,   &profile.bind,       &profile.post_bind};
+  for (auto* list : lists) {
+    for (auto& name : *list) {
+      if (built.count(name)) continue;
+      auto* f = reg.find(name);
+      if (!f) return error{path + ": unknown plugin \"" + name + "\""};
+      auto args_it = profile.plugin_args.find(name);
+      YAML::Node args = args_it == profile.plugin_args.end() ? YAML::Node{} : args_it->second;
+      auto path_it = profile.plugin_args_path.find(name);
+      std::string args_path = path_it == profile.plugin_args_path.end() ? path + ".pluginConfig[" + name + "].args"
+                                                                         : path_it->second;
+      auto p = (*f)(args, args_path, h);
+      if (!p) return p.err();
+      built.emplace(name, *p);
+      fw->owned_.push_back(*p);
+    }
+  }
+
+#define KAS_COLLECT(list, point, member)                                              \
+  if (auto r = collect(profile.list, point, built, fw->member, path); !r) return r.err();
+  KAS_COLLECT(pre_enqueue, "preEnqueue", pre_enqueue_)
+  KAS_COLLECT(pre_filter, "preFilter", pre_filter_)
+  KAS_COLLECT(filter, "filter", filter_)
+  KAS_COLLECT(post_filter, "postFilter", post_filter_)
+  KAS_COLLECT(pre_score, "preScore", pre_score_)
+  KAS_COLLECT(score, "score", score_)
+  KAS_COLLECT(reserve, "reserve", reserve_)
+  KAS_COLLECT(permit, "permit", permit_)
+  KAS_COLLECT(pre_bind, "preBind", pre_bind_)
+  KAS_COLLECT(bind, "bind", bind_)
+  KAS_COLLECT(post_bind, "postBind", post_bind_)
+#undef KAS_COLLECT
+
+  std::vector<const queue_sort_plugin*> qs;
+  if (auto r = collect(profile.queue_sort, "queueSort", built, qs, path); !r) return r.err();
+  if (qs.size() != 1)
+    return error{path + ".plugins.queueSort: exactly one queue sort plugin must be enabled, got " +
+                 std::to_string(qs.size())};
+  fw->queue_sort_ = qs.front();
+  if (fw->bind_.empty()) return error{path + ".plugins.bind: at least one bind plugin is required"};
+  if (fw->filter_.size() > 64 || fw->score_.size() > 64)
+    return error{path + ": at most 64 filter and 64 score plugins per profile"};
+
+  for (auto* p : fw->pre_filter_) fw->pre_filter_to_filter_.push_back(index_of(fw->filter_, p->name()));
+  for (auto* p : fw->pre_score_) fw->pre_score_to_score_.push_back(index_of(fw->score_, p->name()));
+  for (auto* s : fw->score_) {
+    auto it = profile.score_weights.find(std::string(s->name()));
+    fw->weights_.push_back(it == profile.score_weights.end() ? 1 : it->second);
+  }
+  for (auto& [name, p] : built) {
+    if (auto* s = dynamic_cast<const sign_plugin*>(p.get())) fw->sign_.push_back(s);
+    if (auto* e = dynamic_cast<const enqueue_extensions*>(p.get()))
+      for (auto& ev : e->events_to_register()) fw->hints_.emplace_back(p->name(), ev);
+  }
+  return fw;
+}
+
+status framework::run_pre_enqueue(const pod_info& pod) const {
+  for (auto* p : pre_enqueue_) {
+    auto s = p->pre_enqueue(pod);
+    if (!s.is_success()) return s.with_plugin(p->name());
+  }
+  return status::ok();
+}
+
+bool framework::queue_less(const queued_pod_info& a, const queued_pod_info& b) const {
+  return queue_sort_->less(a, b);
+}
+
+status framework::run_pre_filter(cycle_state& state, const pod_info& pod, const snapshot& snap,
+                                 pre_filter_result& out) const {
+  out = pre_filter_result{};
+  for (size_t i = 0; i < pre_filter_.size(); ++i) {
+    auto* p = pre_filter_[i];
+    pre_filter_result r;
+    auto s = p->pre_filter(state, pod, snap, r);
+    if (s.is_skip()) {
+      if (pre_filter_to_filter_[i] >= 0) state.skip_filter_mask |= uint64_t{1} << pre_filter_to_filter_[i];
+      continue;
+    }
+    if (!s.is_success()) {
+      // Unschedulable at PreFilter stops the cycle; an Error is reported as such.
+      return s.with_plugin(p->name());
+    }
+    if (!r.all_nodes()) r.from_plugins = {p->name()};
+    out = out.merge(r);
+    if (!out.all_nodes() && out.node_names->empty()) {
+      std::string msg;
+      if (out.from_plugins.size() == 1) {
+        msg = "node(s) didn't satisfy plugin " + std::string(out.from_plugins.front());
+      } else {
+        msg = "node(s) didn't satisfy plugin(s) [";
+        for (size_t j = 0; j < out.from_plugins.size(); ++j) msg += (j ? " " : "") + std::string(out.from_plugins[j]);
+        msg += "] simultaneously";
+      }
+      return status(code::unschedulable_and_unresolvable, intern(msg)).with_plugin(p->name());
+    }
+  }
+  return status::ok();
+}
+
+status framework::run_filter(const cycle_state& state, const pod_info& pod, const node_info& node) const {
+  for (size_t i = 0; i < filter_.size(); ++i) {
+    if (state.skip_filter(i)) continue;
+    auto s = filter_[i]->filter(state, pod, node);
+    if (!s.is_success()) {
+      if (s.get_code() != code::error && !s.is_rejected()) {
+        // Wait/Skip/Pending are not valid Filter results; kube turns them into an error.
+        return status::error("filter plugin \"" + std::string(filter_[i]->name()) + "\" returned " +
+                             std::string(to_string(s.get_code())))
+          .with_plugin(filter_[i]->name());
+      }
+      return s.with_plugin(filter_[i]->name());
+    }
+  }
+  return status::ok();
+}
+
+std::vector<filter_verdict> framework::explain_filter(const cycle_state& state, const pod_info& pod,
+                                                      const node_info& node) const {
+  std::vector<filter_verdict> out;
+  for (size_t i = 0; i < filter_.size(); ++i) {
+    if (state.skip_filter(i)) {
+      out.push_back({filter_[i]->name(), status::skip()});
+      continue;
+    }
+    out.push_back({filter_[i]->name(), filter_[i]->filter(state, pod, node)});
+  }
+  return out;
+}
+
+status framework::run_pre_filter_add_pod(cycle_state& state, const pod_info& pod, const pod_info& to_add,
+                                         const node_info& node) const {
+  for (size_t i = 0; i < pre_filter_.size(); ++i) {
+    int fi = pre_filter_to_filter_[i];
+    if (fi >= 0 && state.skip_filter(static_cast<size_t>(fi))) continue;
+    if (auto* ext = pre_filter_[i]->extensions()) {
+      auto s = ext->add_pod(state, pod, to_add, node);
+      if (!s.is_success()) return s.with_plugin(pre_filter_[i]->name());
+    }
+  }
+  return status::ok();
+}
+
+status framework::run_pre_filter_remove_pod(cycle_state& state, const pod_info& pod, const pod_info& to_remove,
+                                            const node_info& node) const {
+  for (size_t i = 0; i < pre_filter_.size(); ++i) {
+    int fi = pre_filter_to_filter_[i];
+    if (fi >= 0 && state.skip_filter(static_cast<size_t>(fi))) continue;
+    if (auto* ext = pre_filter_[i]->extensions()) {
+      auto s = ext->remove_pod(state, pod, to_remove, node);
+      if (!s.is_success()) return s.with_plugin(pre_filter_[i]->name());
+    }
+  }
+  return status::ok();
+}
+
+status framework::run_post_filter(cycle_state& state, const pod_info& pod, const snapshot& snap,
+                                  const node_to_status& filtered, post_filter_result& out) const {
+  // kube: the first plugin that returns Success or Error ends PostFilter; otherwise the rejection
+  // messages are collected.
+  std::vector<std::string_view> reasons;
+  for (auto* p : post_filter_) {
+    auto s = p->post_filter(state, pod, snap, filtered, out);
+    if (s.is_success() || s.get_code() == code::error) return s.with_plugin(p->name());
+    if (s.get_code() == code::unschedulable_and_unresolvable) return s.with_plugin(p->name());
+    for (auto r : s.reasons()) reasons.push_back(r);
+  }
+  return status(code::unschedulable, reasons);
+}
+
+status framework::run_pre_score(cycle_state& state, const pod_info& pod,
+                                const std::vector<const node_info*>& nodes) const {
+  for (size_t i = 0; i < pre_score_.size(); ++i) {
+    auto s = pre_score_[i]->pre_score(state, pod, nodes);
+    if (s.is_skip()) {
+      if (pre_score_to_score_[i] >= 0) state.skip_score_mask |= uint64_t{1} << pre_score_to_score_[i];
+      continue;
+    }
+    if (!s.is_success()) return s.with_plugin(pre_score_[i]->name());
+  }
+  return status::ok();
+}
+
+status framework::score_node(const cycle_state& state, const pod_info& pod, const node_info& node,
+                             int64_t* out) const {
+  for (size_t i = 0; i < score_.size(); ++i) {
+    out[i] = 0;
+    if (state.skip_score(i)) continue;
+    auto s = score_[i]->score(state, pod, node, out[i]);
+    if (!s.is_success()) return s.with_plugin(score_[i]->name());
+  }
+  return status::ok();
+}
+
+status framework::normalize_and_weigh(const cycle_state& state, const pod_info& pod,
+                                      std::vector<std::vector<node_score>>& raw,
+                                      std::vector<int64_t>& totals) const {
+  size_t n = raw.empty() ? 0 : raw.front().size();
+  totals.assign(n, 0);
+  for (size_t i = 0; i < score_.size(); ++i) {
+    if (state.skip_score(i)) continue;
+    if (score_[i]->has_normalize()) {
+      auto s = score_[i]->normalize_score(state, pod, raw[i]);
+      if (!s.is_success()) return s.with_plugin(score_[i]->name());
+    }
+    for (size_t k = 0; k < n; ++k) {
+      int64_t v = raw[i][k].score;
+      if (v < min_node_score || v > max_node_score)
+        return status::error("plugin \"" + std::string(score_[i]->name()) + "\" returns an invalid score " +
+                             std::to_string(v) + ", it should in the range of [0, 100] after normalizing")
+          .with_plugin(score_[i]->name());
+      totals[k] += v * weights_[i];
+    }
+  }
+  return status::ok();
+}
+
+status framework::run_reserve(cycle_state& state, const pod_info& pod, const std::string& node) const {
+  for (auto* p : reserve_) {
+    auto s = p->reserve(state, pod, node);
+    if (!s.is_success()) return s.with_plugin(p->name());
+  }
+  return status::ok();
+}
+
+void framework::run_unreserve(cycle_state& state, const pod_info& pod, const std::string& node) const {
+  // Reverse order, every plugin, even those whose Reserve never ran: Unreserve must be idempotent.
+  for (auto it = reserve_.rbegin(); it != reserve_.rend(); ++it) (*it)->unreserve(state, pod, node);
+}
+
+status framework::run_permit(cycle_state& state, const pod_info& pod, const std::string& node,
+                             std::vector<std::pair<std::string_view, std::chrono::milliseconds>>& waits) const {
+  waits.clear();
+  for (auto* p : permit_) {
+    std::chrono::milliseconds timeout{0};
+    auto s = p->permit(state, pod, node, timeout);
+    if (s.is_wait()) {
+      // kube caps a plugin's wait at 15 minutes.
+      waits.emplace_back(p->name(), std::min(timeout, std::chrono::milliseconds(15 * 60 * 1000)));
+      continue;
+    }
+    if (!s.is_success()) {
+      if (s.is_rejected()) return s.with_plugin(p->name());
+      return status::error("running Permit plugin \"" + std::string(p->name()) + "\": " + s.message())
+        .with_plugin(p->name());
+    }
+  }
+  if (!waits.empty()) return status(code::wait);
+  return status::ok();
+}
+
+status framework::run_pre_bind_pre_flight(cycle_state& state, const pod_info& pod, const std::string& node) const {
+  // Skip from every plugin means PreBind has nothing to do.
+  bool any = false;
+  for (auto* p : pre_bind_) {
+    auto s = p->pre_bind_pre_flight(state, pod, node);
+    if (s.is_skip()) continue;
+    if (!s.is_success()) return s.with_plugin(p->name());
+    any = true;
+  }
+  return any ? status::ok() : status::skip();
+}
+
+status framework::run_pre_bind(cycle_state& state, const pod_info& pod, const std::string& node) const {
+  for (auto* p : pre_bind_) {
+    auto s = p->pre_bind(state, pod, node);
+    if (s.is_skip()) continue;
+    if (!s.is_success()) return s.with_plugin(p->name());
+  }
+  return status::ok();
+}
+
+status framework::run_bind(const cycle_state& state, const pod_info& pod, const std::string& node,
+                           bind_callback done) const {
+  for (auto* p : bind_) {
+    auto s = p->bind(state, pod, node, done);
+    if (s.is_skip()) continue;
+    return s.with_plugin(p->name());
+  }
+  return status(code::skip);
+}
+
+void framework::run_post_bind(const cycle_state& state, const pod_info& pod, const std::string& node) const {
+  for (auto* p : post_bind_) p->post_bind(state, pod, node);
+}
+
+std::string framework::sign_pod(const pod_info& pod) const {
+  std::string sig = profile_.scheduler_name;
+  for (auto* p : sign_) {
+    std::string part;
+    if (!p->sign_pod(pod, part)) return {};
+    sig += '\x1f';
+    sig += part;
+  }
+  return sig;
+}
+
+int64_t num_feasible_nodes_to_find(std::optional<int32_t> percentage, int64_t n) {
+  constexpr int64_t min_feasible = 100;
+  if (n < min_feasible) return n;
+  int64_t pct = percentage.value_or(0);
+  if (pct <= 0 || pct > 100) {
+    if (pct >= 100) return n;
+    pct = 50 - n / 125;
+    if (pct < 5) pct = 5;
+  }
+  int64_t k = n * pct / 100;
+  return k < min_feasible ? min_feasible : k;
+}
+
+std::string fit_error_message(size_t num_all_nodes, const node_to_status& statuses,
+                              const std::string& pre_filter_msg, const std::string& post_filter_msg) {
+  std::string msg = "0/" + std::to_string(num_all_nodes) + " nodes are available:";
+  if (!pre_filter_msg.empty()) {
+    msg += " " + pre_filter_msg + ".";
+  } else {
+    std::map<std::string_view, int64_t> histogram;
+    for (auto& [node, s] : statuses.statuses)
+      for (auto r : s.reasons()) histogram[r]++;
+    if (statuses.absent) {
+      int64_t absent = static_cast<int64_t>(num_all_nodes) - static_cast<int64_t>(statuses.statuses.size());
+      if (absent > 0)
+        for (auto r : statuses.absent->reasons()) histogram[r] += absent;
+    }
+    std::vector<std::string> parts;
+    for (auto& [reason, count] : histogram) parts.push_back(std::to_string(count) + " " + std::string(reason));
+    std::sort(parts.begin(), parts.end());
+    std::string joined;
+    for (size_t i = 0; i < parts.size(); ++i) joined += (i ? ", " : "") + parts[i];
+    msg += " " + joined + ".";
+  }
+  // The PostFilter message brings its own final period (it is itself a FitError text).
+  if (!post_filter_msg.empty()) msg += " " + post_filter_msg;
+  return msg;
+}
+
+}  // namespace kas::fw

@@ -1,0 +1,35 @@
+#pragma once
+// What a plugin may reach outside its own cycle: the cluster (to bind or delete pods) and the
+// waiting pods of the permit coordinator. Implemented by actor adapters in actors/; plugins see only
+// these interfaces, so they never include CAF.
+#include <functional>
+#include <string>
+
+#include "cache/pod_info.hpp"
+#include "plugins/framework/status.hpp"
+
+namespace kas::fw {
+
+class cluster_client {
+public:
+  virtual ~cluster_client() = default;
+  // Posts a Binding (pods/binding subresource). `done` is called once, from any thread.
+  virtual void bind(const pod_info& pod, const std::string& node, std::function<void(status)> done) = 0;
+  // Deletes a pod (preemption victims). `done` is called once, from any thread.
+  virtual void delete_pod(const pod_info& pod, std::function<void(status)> done) = 0;
+};
+
+class waiting_pods {
+public:
+  virtual ~waiting_pods() = default;
+  // Allow from `plugin`; the pod leaves Permit once every waiting plugin allowed it.
+  virtual void allow(const std::string& uid, std::string_view plugin) = 0;
+  virtual void reject(const std::string& uid, std::string_view plugin, const std::string& message) = 0;
+};
+
+struct handle {
+  cluster_client* client = nullptr;
+  waiting_pods* waiting = nullptr;
+};
+
+}  // namespace kas::fw

@@ -1,0 +1,189 @@
+#pragma once
+// The extension-point interfaces (kube-scheduler's framework/interface.go). A plugin implements the
+// small interfaces for the points it serves; the registry builds it, the profile's framework calls
+// it. Plugins hold no state between cycles (per-cycle data lives in cycle_state) and never include
+// CAF: they are synchronous and deterministic, and may run on any worker thread concurrently, so
+// every const method must be thread-safe.
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "cache/node_info.hpp"
+#include "cache/snapshot.hpp"
+#include "plugins/framework/cycle_state.hpp"
+#include "plugins/framework/events.hpp"
+#include "plugins/framework/status.hpp"
+
+namespace kas::fw {
+
+inline constexpr int64_t max_node_score = 100;
+inline constexpr int64_t min_node_score = 0;
+
+class plugin {
+public:
+  virtual ~plugin() = default;
+  virtual std::string_view name() const = 0;
+};
+
+// --- queueing -----------------------------------------------------------------------------------
+
+// A pod as the queue holds it.
+struct queued_pod_info {
+  pod_info_ptr pod;
+  int64_t timestamp_ns = 0;            // when it (re-)entered the queue; PrioritySort's tie-break
+  int64_t initial_attempt_ns = 0;      // first time it was popped
+  int attempts = 0;
+  std::set<std::string_view> unschedulable_plugins;  // plugins that rejected it last time
+  std::set<std::string_view> pending_plugins;
+  std::string_view gated_by;                          // PreEnqueue plugin that gated it
+};
+
+class pre_enqueue_plugin : public virtual plugin {
+public:
+  // Success lets the pod into activeQ; anything else gates it until a relevant event.
+  virtual status pre_enqueue(const pod_info& pod) const = 0;
+};
+
+class queue_sort_plugin : public virtual plugin {
+public:
+  virtual bool less(const queued_pod_info& a, const queued_pod_info& b) const = 0;
+};
+
+// EnqueueExtensions: the cluster events that may make a pod rejected by this plugin schedulable.
+class enqueue_extensions : public virtual plugin {
+public:
+  virtual std::vector<cluster_event_with_hint> events_to_register() const = 0;
+};
+
+// --- scheduling cycle ---------------------------------------------------------------------------
+
+// PreFilterResult: the node names the pod may go to; nullopt = all nodes.
+struct pre_filter_result {
+  std::optional<std::set<std::string>> node_names;
+  // Plugins whose result narrowed the node set (kube's pluginsWithNodes), in run order.
+  std::vector<std::string_view> from_plugins;
+  bool all_nodes() const { return !node_names.has_value(); }
+  // kube's Merge: the intersection of two results.
+  pre_filter_result merge(const pre_filter_result& other) const;
+};
+
+class pre_filter_extensions {
+public:
+  virtual ~pre_filter_extensions() = default;
+  virtual status add_pod(cycle_state& state, const pod_info& pod_to_schedule, const pod_info& pod_to_add,
+                         const node_info& node) const = 0;
+  virtual status remove_pod(cycle_state& state, const pod_info& pod_to_schedule,
+                            const pod_info& pod_to_remove, const node_info& node) const = 0;
+};
+
+class pre_filter_plugin : public virtual plugin {
+public:
+  // Skip skips this plugin's Filter for the cycle.
+  virtual status pre_filter(cycle_state& state, const pod_info& pod, const snapshot& snap,
+                            pre_filter_result& result) const = 0;
+  virtual const pre_filter_extensions* extensions() const { return nullptr; }
+};
+
+class filter_plugin : public virtual plugin {
+public:
+  virtual status filter(const cycle_state& state, const pod_info& pod, const node_info& node) const = 0;
+};
+
+// Per-node statuses of a failed cycle, for PostFilter and the FailedScheduling message.
+struct node_to_status {
+  std::unordered_map<std::string, status> statuses;
+  // Status for nodes not in the map (a PreFilter rejection applies it to every node).
+  std::optional<status> absent;
+  const status* get(const std::string& node) const;
+};
+
+struct post_filter_result {
+  std::string nominated_node_name;
+};
+
+class post_filter_plugin : public virtual plugin {
+public:
+  virtual status post_filter(cycle_state& state, const pod_info& pod, const snapshot& snap,
+                             const node_to_status& filtered, post_filter_result& result) const = 0;
+};
+
+class pre_score_plugin : public virtual plugin {
+public:
+  // Skip skips this plugin's Score for the cycle.
+  virtual status pre_score(cycle_state& state, const pod_info& pod,
+                           const std::vector<const node_info*>& nodes) const = 0;
+};
+
+struct node_score {
+  std::string_view name;  // view of node_info::name inside the cycle's snapshot
+  int64_t score = 0;
+};
+
+class score_plugin : public virtual plugin {
+public:
+  virtual status score(const cycle_state& state, const pod_info& pod, const node_info& node,
+                       int64_t& out) const = 0;
+  virtual bool has_normalize() const { return false; }
+  virtual status normalize_score(const cycle_state&, const pod_info&, std::vector<node_score>&) const {
+    return status::ok();
+  }
+};
+
+class reserve_plugin : public virtual plugin {
+public:
+  virtual status reserve(cycle_state& state, const pod_info& pod, const std::string& node) const = 0;
+  // Must be idempotent; called in reverse plugin order.
+  virtual void unreserve(cycle_state& state, const pod_info& pod, const std::string& node) const = 0;
+};
+
+class permit_plugin : public virtual plugin {
+public:
+  // Wait with a timeout parks the pod in the permit coordinator until allowed, rejected or timed out.
+  virtual status permit(cycle_state& state, const pod_info& pod, const std::string& node,
+                        std::chrono::milliseconds& timeout) const = 0;
+};
+
+// --- binding cycle ------------------------------------------------------------------------------
+
+class pre_bind_plugin : public virtual plugin {
+public:
+  // Skip means PreBind has nothing to do for this pod (and may be skipped entirely).
+  virtual status pre_bind_pre_flight(cycle_state& state, const pod_info& pod, const std::string& node) const {
+    (void)state, (void)pod, (void)node;
+    return status::ok();
+  }
+  virtual status pre_bind(cycle_state& state, const pod_info& pod, const std::string& node) const = 0;
+};
+
+using bind_callback = std::function<void(status)>;
+
+class bind_plugin : public virtual plugin {
+public:
+  // Skip: this plugin does not bind this pod (the next one is asked). Pending: the bind was started
+  // and `done` will be called exactly once, from any thread. Any other status is the synchronous
+  // result and `done` is not called.
+  virtual status bind(const cycle_state& state, const pod_info& pod, const std::string& node,
+                      bind_callback done) const = 0;
+};
+
+class post_bind_plugin : public virtual plugin {
+public:
+  virtual void post_bind(const cycle_state& state, const pod_info& pod, const std::string& node) const = 0;
+};
+
+// SignPod (KEP-5598): a signature of everything that affects this plugin's verdicts for the pod.
+// Pods with equal signatures across all plugins may reuse each other's feasibility results.
+class sign_plugin : public virtual plugin {
+public:
+  // Returns false when the pod cannot be signed (it must not be batched).
+  virtual bool sign_pod(const pod_info& pod, std::string& out) const = 0;
+};
+
+}  // namespace kas::fw

@@ -1,0 +1,117 @@
+#include "plugins/node_resources_fit/resource_allocation.hpp"
+
+#include <cmath>
+
+#include "plugins/framework/interfaces.hpp"
+
+namespace kas::plugins {
+
+namespace {
+
+int64_t least_requested(int64_t requested, int64_t capacity) {
+  if (capacity == 0 || requested > capacity) return 0;
+  return (capacity - requested) * fw::max_node_score / capacity;
+}
+
+int64_t most_requested(int64_t requested, int64_t capacity) {
+  if (capacity == 0) return 0;
+  // Pods without requests count with the non-zero defaults, so requested may exceed capacity.
+  if (requested > capacity) requested = capacity;
+  return requested * fw::max_node_score / capacity;
+}
+
+// kube's helper.BuildBrokenLinearFunction evaluated at p.
+int64_t broken_linear(const std::vector<utilization_shape_point>& shape, int64_t p) {
+  const int64_t scale = fw::max_node_score / max_custom_priority_score;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (p <= shape[i].utilization) {
+      if (i == 0) return shape[0].score * scale;
+      int64_t x0 = shape[i - 1].utilization, x1 = shape[i].utilization;
+      int64_t y0 = shape[i - 1].score * scale, y1 = shape[i].score * scale;
+      return y0 + (y1 - y0) * (p - x0) / (x1 - x0);
+    }
+  }
+  return shape.back().score * scale;
+}
+
+}  // namespace
+
+std::vector<int64_t> pod_score_requests(const pod_info& pod, const std::vector<resource_spec>& resources) {
+  std::vector<int64_t> out(resources.size(), 0);
+  for (size_t i = 0; i < resources.size(); ++i) {
+    const std::string& r = resources[i].name;
+    if (r == res_cpu) {
+      out[i] = pod.non_zero_requests.milli_cpu;
+    } else if (r == res_memory) {
+      out[i] = pod.non_zero_requests.memory;
+    } else if (r == res_ephemeral_storage) {
+      out[i] = pod.requests.ephemeral_storage;
+    } else {
+      out[i] = pod.requests.get_scalar(r);
+    }
+  }
+  return out;
+}
+
+void allocatable_and_requested(const node_info& node, const std::string& resource, int64_t pod_request,
+                               int64_t& allocatable, int64_t& requested) {
+  allocatable = requested = 0;
+  if (resource == res_cpu) {
+    allocatable = node.allocatable.milli_cpu;
+    requested = node.non_zero_requested.milli_cpu + pod_request;
+  } else if (resource == res_memory) {
+    allocatable = node.allocatable.memory;
+    requested = node.non_zero_requested.memory + pod_request;
+  } else if (resource == res_ephemeral_storage) {
+    allocatable = node.allocatable.ephemeral_storage;
+    requested = node.requested.ephemeral_storage + pod_request;
+  } else if (pod_request != 0 || !is_scalar_resource_name(resource)) {
+    if (node.allocatable.has_scalar(resource)) {
+      allocatable = node.allocatable.get_scalar(resource);
+      requested = node.requested.get_scalar(resource) + pod_request;
+    }
+  }
+}
+
+int64_t least_allocated_score(const std::vector<resource_spec>& resources, const std::vector<int64_t>& requested,
+                              const std::vector<int64_t>& allocatable) {
+  int64_t node_score = 0, weight_sum = 0;
+  for (size_t i = 0; i < requested.size(); ++i) {
+    if (allocatable[i] == 0) continue;
+    node_score += least_requested(requested[i], allocatable[i]) * resources[i].weight;
+    weight_sum += resources[i].weight;
+  }
+  return weight_sum == 0 ? 0 : node_score / weight_sum;
+}
+
+int64_t most_allocated_score(const std::vector<resource_spec>& resources, const std::vector<int64_t>& requested,
+                             const std::vector<int64_t>& allocatable) {
+  int64_t node_score = 0, weight_sum = 0;
+  for (size_t i = 0; i < requested.size(); ++i) {
+    if (allocatable[i] == 0) continue;
+    node_score += most_requested(requested[i], allocatable[i]) * resources[i].weight;
+    weight_sum += resources[i].weight;
+  }
+  return weight_sum == 0 ? 0 : node_score / weight_sum;
+}
+
+int64_t requested_to_capacity_ratio_score(const std::vector<resource_spec>& resources,
+                                          const std::vector<utilization_shape_point>& shape,
+                                          const std::vector<int64_t>& requested,
+                                          const std::vector<int64_t>& allocatable) {
+  constexpr int64_t max_utilization = 100;
+  int64_t node_score = 0, weight_sum = 0;
+  for (size_t i = 0; i < requested.size(); ++i) {
+    if (allocatable[i] == 0) continue;
+    int64_t s = requested[i] > allocatable[i] ? broken_linear(shape, max_utilization)
+                                              : broken_linear(shape, requested[i] * max_utilization / allocatable[i]);
+    if (s > 0) {
+      node_score += s * resources[i].weight;
+      weight_sum += resources[i].weight;
+    }
+  }
+  if (weight_sum == 0) return 0;
+  return static_cast<int64_t>(std::llround(static_cast<double>(node_score) / static_cast<double>(weight_sum)));
+}
+
+}  // namespace kas::plugins

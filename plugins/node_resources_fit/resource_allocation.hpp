@@ -1,0 +1,33 @@
+#pragma once
+// Resource-allocation scoring shared by NodeResourcesFit's strategies (kube's
+// noderesources/resource_allocation.go, least_allocated.go, most_allocated.go,
+// requested_to_capacity_ratio.go). Pure functions over int64 vectors, one entry per configured
+// resource; an entry with allocatable 0 is left out of the weighted average.
+#include <cstdint>
+#include <vector>
+
+#include "cache/node_info.hpp"
+#include "plugins/node_resources_fit/fit_args.hpp"
+
+namespace kas::plugins {
+
+// The pod's request for each configured resource, as scoring sees it: cpu and memory come from
+// non_zero_requests (100m / 200Mi defaults for containers that request none), the rest from requests.
+std::vector<int64_t> pod_score_requests(const pod_info& pod, const std::vector<resource_spec>& resources);
+
+// (allocatable, requested-after-placing-the-pod) of one resource on the node; (0, 0) when the node
+// has no such resource, or for an extended resource the pod does not request.
+void allocatable_and_requested(const node_info& node, const std::string& resource, int64_t pod_request,
+                               int64_t& allocatable, int64_t& requested);
+
+int64_t least_allocated_score(const std::vector<resource_spec>& resources, const std::vector<int64_t>& requested,
+                              const std::vector<int64_t>& allocatable);
+int64_t most_allocated_score(const std::vector<resource_spec>& resources, const std::vector<int64_t>& requested,
+                             const std::vector<int64_t>& allocatable);
+// `shape` uses the configured [0, 10] scores; they are scaled to [0, 100] here.
+int64_t requested_to_capacity_ratio_score(const std::vector<resource_spec>& resources,
+                                          const std::vector<utilization_shape_point>& shape,
+                                          const std::vector<int64_t>& requested,
+                                          const std::vector<int64_t>& allocatable);
+
+}  // namespace kas::plugins

@@ -1,0 +1,143 @@
+#include <gtest/gtest.h>
+
+#include <functional>
+
+#include "builders.hpp"
+
+namespace kas {
+namespace {
+
+using test::Gi;
+using test::Mi;
+
+TEST(CompileNode, Fields) {
+  auto n = std::make_shared<k8s::core::Node>();
+  n->mutable_metadata()->set_name("n1");
+  (*n->mutable_metadata()->mutable_labels())["zone"] = "a";
+  n->mutable_spec()->set_unschedulable(true);
+  auto* t = n->mutable_spec()->add_taints();
+  t->set_key("dedicated");
+  t->set_value("gpu");
+  t->set_effect("NoExecute");
+  test::set_list(n->mutable_status()->mutable_allocatable(),
+                 {{"cpu", "3500m"}, {"memory", "7Gi"}, {"ephemeral-storage", "100Gi"}, {"pods", "110"},
+                  {"example.com/gpu", "4"}, {"hugepages-1Gi", "2Gi"}});
+  test::set_list(n->mutable_status()->mutable_capacity(), {{"cpu", "4"}});
+  auto* img = n->mutable_status()->add_images();
+  img->add_names("nginx:1.25");
+  img->add_names("docker.io/library/nginx@sha256:abc");
+  img->set_size_bytes(1000);
+
+  auto r = compile_node(n);
+  ASSERT_TRUE(r.ok()) << r.err().message;
+  const node_info& ni = **r;
+  EXPECT_EQ(ni.name, "n1");
+  EXPECT_EQ(ni.node.get(), n.get());
+  EXPECT_EQ(*ni.labels.get("zone"), "a");
+  EXPECT_TRUE(ni.unschedulable);
+  ASSERT_EQ(ni.taints.size(), 1u);
+  EXPECT_EQ(ni.taints[0], (taint{"dedicated", "gpu", taint_effect::no_execute}));
+  EXPECT_EQ(ni.allocatable.milli_cpu, 3500);
+  EXPECT_EQ(ni.allocatable.memory, 7 * Gi);
+  EXPECT_EQ(ni.allocatable.ephemeral_storage, 100 * Gi);
+  EXPECT_EQ(ni.allocatable.allowed_pod_number, 110);
+  EXPECT_EQ(ni.allocatable.get_scalar("example.com/gpu"), 4);
+  EXPECT_EQ(ni.allocatable.get_scalar("hugepages-1Gi"), 2 * Gi);
+  ASSERT_EQ(ni.images.size(), 2u);
+  EXPECT_EQ(ni.images[1].name, "docker.io/library/nginx@sha256:abc");
+  EXPECT_EQ(ni.images[1].size_bytes, 1000);
+}
+
+TEST(CompileNode, CapacityWhenNoAllocatable) {
+  auto n = std::make_shared<k8s::core::Node>();
+  n->mutable_metadata()->set_name("n1");
+  test::set_list(n->mutable_status()->mutable_capacity(), {{"cpu", "2"}, {"memory", "1Gi"}});
+  auto r = compile_node(n);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ((*r)->allocatable.milli_cpu, 2000);
+  EXPECT_EQ((*r)->allocatable.memory, Gi);
+}
+
+TEST(CompileNode, Errors) {
+  struct row {
+    const char* name;
+    std::function<void(k8s::core::Node*)> build;
+    std::string want_prefix;
+  };
+  const row rows[] = {
+      {"bad allocatable", [](auto* n) { test::set_list(n->mutable_status()->mutable_allocatable(), {{"cpu", "x"}}); },
+       "status.allocatable.cpu: "},
+      {"negative capacity",
+       [](auto* n) { test::set_list(n->mutable_status()->mutable_capacity(), {{"memory", "-1"}}); },
+       "status.capacity.memory: must be greater than or equal to 0"},
+      {"bad taint effect", [](auto* n) { n->mutable_spec()->add_taints()->set_effect("Sometimes"); },
+       "spec.taints[0].effect: "},
+  };
+  for (const auto& r : rows) {
+    SCOPED_TRACE(r.name);
+    auto n = std::make_shared<k8s::core::Node>();
+    r.build(n.get());
+    auto res = compile_node(n);
+    ASSERT_FALSE(res.ok());
+    EXPECT_EQ(res.err().message.rfind(r.want_prefix, 0), 0u) << res.err().message;
+  }
+}
+
+TEST(NodeInfo, AddRemovePodMaintainsAggregates) {
+  auto n = test::simple_node("n1");
+  const uint64_t g0 = n->generation;
+  auto a = test::simple_pod("a", "n1", "500m", "1Gi", {80});
+  auto b = test::simple_pod("b", "n1", "0", "0", {443});
+  n->add_pod(a);
+  EXPECT_GT(n->generation, g0);
+  n->add_pod(b);
+  EXPECT_EQ(n->pods.size(), 2u);
+  EXPECT_EQ(n->requested.milli_cpu, 500);
+  EXPECT_EQ(n->requested.memory, Gi);
+  // b requests explicit zeros: non-zero keeps them (kube only defaults missing requests).
+  EXPECT_EQ(n->non_zero_requested.milli_cpu, 500);
+  EXPECT_EQ(n->used_ports.size(), 2u);
+  EXPECT_NE(n->find_pod("uid-b"), nullptr);
+
+  const uint64_t g1 = n->generation;
+  EXPECT_TRUE(n->remove_pod("uid-a"));
+  EXPECT_GT(n->generation, g1);
+  EXPECT_FALSE(n->remove_pod("uid-a"));
+  EXPECT_EQ(n->find_pod("uid-a"), nullptr);
+  EXPECT_EQ(n->requested, resource_list{});
+  ASSERT_EQ(n->used_ports.size(), 1u);
+  EXPECT_EQ(n->used_ports[0].port, 443);
+  EXPECT_TRUE(n->remove_pod("uid-b"));
+  EXPECT_TRUE(n->used_ports.empty());
+  EXPECT_EQ(n->non_zero_requested, resource_list{});
+}
+
+// kube's HostPortInfo.CheckConflict cases.
+TEST(NodeInfo, PortConflicts) {
+  struct row {
+    const char* name;
+    std::vector<host_port> used;
+    host_port want;
+    bool conflict;
+  };
+  const row rows[] = {
+      {"no ports used", {}, {"TCP", "0.0.0.0", 80}, false},
+      {"same ip, protocol and port", {{"TCP", "127.0.0.1", 80}}, {"TCP", "127.0.0.1", 80}, true},
+      {"different protocol", {{"UDP", "127.0.0.1", 80}}, {"TCP", "127.0.0.1", 80}, false},
+      {"different port", {{"TCP", "127.0.0.1", 81}}, {"TCP", "127.0.0.1", 80}, false},
+      {"different specific ips", {{"TCP", "127.0.0.2", 80}}, {"TCP", "127.0.0.1", 80}, false},
+      {"wanted 0.0.0.0 conflicts with any ip", {{"TCP", "127.0.0.2", 80}}, {"TCP", "0.0.0.0", 80}, true},
+      {"used 0.0.0.0 conflicts with a specific ip", {{"TCP", "0.0.0.0", 80}}, {"TCP", "127.0.0.1", 80}, true},
+      {"empty ip and protocol default to 0.0.0.0/TCP", {{"TCP", "10.0.0.1", 80}}, {"", "", 80}, true},
+      {"port 0 never conflicts", {{"TCP", "0.0.0.0", 0}}, {"TCP", "0.0.0.0", 0}, false},
+  };
+  for (const auto& r : rows) {
+    SCOPED_TRACE(r.name);
+    node_info n;
+    n.used_ports = r.used;
+    EXPECT_EQ(n.port_conflicts(r.want), r.conflict);
+  }
+}
+
+}  // namespace
+}  // namespace kas

@@ -1,0 +1,56 @@
+#include <gtest/gtest.h>
+
+#include "cache/resources.hpp"
+#include "builders.hpp"
+
+namespace kas {
+namespace {
+
+TEST(ResourceNames, Classification) {
+  struct row {
+    const char* name;
+    bool extended, hugepages, scalar;
+  };
+  const row rows[] = {
+      {"cpu", false, false, false},
+      {"memory", false, false, false},
+      {"ephemeral-storage", false, false, false},
+      {"pods", false, false, false},
+      {"example.com/foo", true, false, true},
+      {"nvidia.com/gpu", true, false, true},
+      {"kubernetes.io/foo", false, false, true},   // prefixed native
+      {"foo.kubernetes.io/bar", false, false, true},
+      {"requests.example.com/foo", false, false, false},
+      {"hugepages-2Mi", false, true, true},
+      {"attachable-volumes-aws-ebs", false, false, true},
+      {"foo", false, false, false},                // native, unprefixed
+      {"Example.com/foo", false, false, false},    // prefix not a DNS subdomain
+      {"example.com/-foo", false, false, false},   // name must start alphanumeric
+      {"example.com/a/b", false, false, false},
+  };
+  for (const auto& r : rows) {
+    SCOPED_TRACE(r.name);
+    EXPECT_EQ(is_extended_resource_name(r.name), r.extended);
+    EXPECT_EQ(is_hugepages_resource_name(r.name), r.hugepages);
+    EXPECT_EQ(is_scalar_resource_name(r.name), r.scalar);
+  }
+}
+
+TEST(ResourceList, ArithmeticKeepsScalarsSorted) {
+  resource_list a = test::rl(100, 10, {{"z.io/b", 1}, {"a.io/a", 2}});
+  ASSERT_EQ(a.scalar.size(), 2u);
+  EXPECT_EQ(a.scalar[0].first, "a.io/a");
+  resource_list b = test::rl(50, 20, {{"m.io/m", 5}, {"a.io/a", 1}});
+  a.add(b);
+  EXPECT_EQ(a, test::rl(150, 30, {{"a.io/a", 3}, {"m.io/m", 5}, {"z.io/b", 1}}));
+  a.sub(b);
+  EXPECT_EQ(a, test::rl(100, 10, {{"a.io/a", 2}, {"m.io/m", 0}, {"z.io/b", 1}}));
+  resource_list c = test::rl(300, 5, {{"a.io/a", 1}, {"q.io/q", 7}});
+  a.max_with(c);
+  EXPECT_EQ(a, test::rl(300, 10, {{"a.io/a", 2}, {"m.io/m", 0}, {"q.io/q", 7}, {"z.io/b", 1}}));
+  EXPECT_EQ(a.get_scalar("missing"), 0);
+  EXPECT_FALSE(a.has_scalar("missing"));
+}
+
+}  // namespace
+}  // namespace kas

@@ -1,0 +1,217 @@
+#include <gtest/gtest.h>
+
+#include "builders.hpp"
+#include "cache/scheduler_cache.hpp"
+
+namespace kas {
+namespace {
+
+using test::Gi;
+using namespace std::chrono_literals;
+using clock_t_ = scheduler_cache::clock;
+
+// An unbound pod (as it is when the scheduler assumes it).
+pod_info_ptr pending(const std::string& name, const std::string& cpu = "1") {
+  return test::simple_pod(name, "", cpu, "1Gi", {8080});
+}
+
+TEST(SchedulerCache, AssumeThenAddConfirms) {
+  scheduler_cache c;
+  c.add_or_update_node(test::simple_node("n1"));
+  auto p = pending("a");
+  ASSERT_TRUE(c.assume_pod(p, "n1").ok());
+  EXPECT_TRUE(c.is_assumed("uid-a"));
+  EXPECT_EQ(c.assumed_count(), 1u);
+  EXPECT_EQ(c.node("n1")->requested.milli_cpu, 1000);
+  EXPECT_EQ(c.node("n1")->pods[0]->node_name, "n1");
+
+  EXPECT_FALSE(c.assume_pod(p, "n1").ok()) << "already cached";
+
+  ASSERT_TRUE(c.add_pod(with_node_name(*p, "n1")).ok());
+  EXPECT_FALSE(c.is_assumed("uid-a"));
+  EXPECT_EQ(c.pod_count(), 1u);
+  EXPECT_EQ(c.node("n1")->pods.size(), 1u);
+  EXPECT_EQ(c.node("n1")->requested.milli_cpu, 1000);
+  EXPECT_FALSE(c.add_pod(with_node_name(*p, "n1")).ok()) << "already added";
+  EXPECT_FALSE(c.forget_pod("uid-a").ok()) << "added pods cannot be forgotten";
+}
+
+TEST(SchedulerCache, AddOfAssumedPodOnAnotherNodeMovesIt) {
+  scheduler_cache c;
+  c.add_or_update_node(test::simple_node("n1"));
+  c.add_or_update_node(test::simple_node("n2"));
+  auto p = pending("a");
+  ASSERT_TRUE(c.assume_pod(p, "n1").ok());
+  ASSERT_TRUE(c.add_pod(with_node_name(*p, "n2")).ok());
+  EXPECT_TRUE(c.node("n1")->pods.empty());
+  EXPECT_EQ(c.node("n1")->requested.milli_cpu, 0);
+  EXPECT_EQ(c.node("n2")->pods.size(), 1u);
+}
+
+TEST(SchedulerCache, AssumeThenForgetUndoes) {
+  scheduler_cache c;
+  c.add_or_update_node(test::simple_node("n1"));
+  auto before = c.current();
+  ASSERT_TRUE(c.assume_pod(pending("a"), "n1").ok());
+  EXPECT_TRUE(c.node("n1")->port_conflicts(host_port{"TCP", "0.0.0.0", 8080}));
+  ASSERT_TRUE(c.forget_pod("uid-a").ok());
+  EXPECT_FALSE(c.contains("uid-a"));
+  EXPECT_EQ(c.node("n1")->requested, resource_list{});
+  EXPECT_TRUE(c.node("n1")->used_ports.empty());
+  EXPECT_FALSE(c.forget_pod("uid-a").ok()) << "not in the cache";
+  EXPECT_GT(c.generation(), before->generation());
+}
+
+TEST(SchedulerCache, ForgetOfNonAssumedPodIsAnError) {
+  scheduler_cache c;
+  c.add_or_update_node(test::simple_node("n1"));
+  ASSERT_TRUE(c.add_pod(test::simple_pod("b", "n1", "1", "1Gi")).ok());
+  auto st = c.forget_pod("uid-b");
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.err().message.find("wasn't assumed"), std::string::npos) << st.err().message;
+  EXPECT_FALSE(c.forget_pod("never-seen").ok());
+}
+
+TEST(SchedulerCache, ExpiryAfterFinishBindingPlusTtl) {
+  scheduler_cache c(30s);
+  c.add_or_update_node(test::simple_node("n1"));
+  const auto t0 = clock_t_::time_point{} + 1h;
+  ASSERT_TRUE(c.assume_pod(pending("a"), "n1").ok());
+  ASSERT_TRUE(c.assume_pod(pending("b"), "n1").ok());
+  // Not expired before finish_binding, whatever the time.
+  EXPECT_TRUE(c.cleanup_expired(t0 + 10h).empty());
+  c.finish_binding("uid-a", t0);
+  EXPECT_TRUE(c.cleanup_expired(t0 + 30s).empty()) << "deadline is exclusive";
+  auto gone = c.cleanup_expired(t0 + 31s);
+  ASSERT_EQ(gone, std::vector<std::string>{"uid-a"});
+  EXPECT_FALSE(c.contains("uid-a"));
+  EXPECT_TRUE(c.is_assumed("uid-b"));
+  EXPECT_EQ(c.node("n1")->pods.size(), 1u);
+  // The cluster's Add of an expired pod adds it back.
+  ASSERT_TRUE(c.add_pod(test::simple_pod("a", "n1", "1", "1Gi")).ok());
+  EXPECT_EQ(c.node("n1")->pods.size(), 2u);
+}
+
+TEST(SchedulerCache, ZeroTtlNeverExpires) {
+  scheduler_cache c;
+  c.add_or_update_node(test::simple_node("n1"));
+  ASSERT_TRUE(c.assume_pod(pending("a"), "n1").ok());
+  c.finish_binding("uid-a", clock_t_::time_point{});
+  EXPECT_TRUE(c.cleanup_expired(clock_t_::time_point{} + 1000h).empty());
+  EXPECT_TRUE(c.is_assumed("uid-a"));
+}
+
+TEST(SchedulerCache, UpdateAndRemove) {
+  scheduler_cache c;
+  c.add_or_update_node(test::simple_node("n1"));
+  auto v1 = test::simple_pod("a", "n1", "1", "1Gi");
+  auto v2 = test::simple_pod("a", "n1", "2", "2Gi");
+  EXPECT_FALSE(c.update_pod(v1, v2).ok()) << "not added yet";
+  ASSERT_TRUE(c.add_pod(v1).ok());
+  ASSERT_TRUE(c.update_pod(v1, v2).ok());
+  EXPECT_EQ(c.node("n1")->requested.milli_cpu, 2000);
+  EXPECT_EQ(c.node("n1")->requested.memory, 2 * Gi);
+  EXPECT_EQ(c.node("n1")->pods.size(), 1u);
+  ASSERT_TRUE(c.remove_pod(v2).ok());
+  EXPECT_EQ(c.pod_count(), 0u);
+  EXPECT_EQ(c.node("n1")->requested, resource_list{});
+  EXPECT_FALSE(c.remove_pod(v2).ok()) << "already removed";
+
+  auto assumed = pending("x");
+  ASSERT_TRUE(c.assume_pod(assumed, "n1").ok());
+  EXPECT_FALSE(c.update_pod(with_node_name(*assumed, "n1"), with_node_name(*assumed, "n1")).ok())
+      << "assumed pods are updated by add, not update";
+  ASSERT_TRUE(c.remove_pod(with_node_name(*assumed, "n1")).ok()) << "an assumed pod can be deleted";
+  EXPECT_EQ(c.assumed_count(), 0u);
+}
+
+TEST(SchedulerCache, GenerationIncreasesOnEveryChange) {
+  scheduler_cache c;
+  uint64_t last = c.generation();
+  auto bumped = [&] {
+    bool up = c.generation() > last;
+    last = c.generation();
+    return up;
+  };
+  c.add_or_update_node(test::simple_node("n1"));
+  EXPECT_TRUE(bumped());
+  const uint64_t node_gen = c.node("n1")->generation;
+  ASSERT_TRUE(c.assume_pod(pending("a"), "n1").ok());
+  EXPECT_TRUE(bumped());
+  EXPECT_GT(c.node("n1")->generation, node_gen);
+  ASSERT_TRUE(c.forget_pod("uid-a").ok());
+  EXPECT_TRUE(bumped());
+  c.add_or_update_node(test::simple_node("n1", "8"));
+  EXPECT_TRUE(bumped());
+  c.remove_node("n1");
+  EXPECT_TRUE(bumped());
+}
+
+TEST(SchedulerCache, SnapshotsReflectAssumedPodsAndStayImmutable) {
+  scheduler_cache c;
+  c.add_or_update_node(test::simple_node("n1"));
+  c.add_or_update_node(test::simple_node("n2"));
+  auto s1 = c.current();
+  EXPECT_EQ(c.current(), s1) << "no change, same published snapshot";
+  ASSERT_TRUE(c.assume_pod(pending("a"), "n2").ok());
+  auto s2 = c.current();
+  EXPECT_NE(s2, s1);
+  EXPECT_GT(s2->generation(), s1->generation());
+  EXPECT_EQ(s2->find("n2")->requested.milli_cpu, 1000);
+  EXPECT_EQ(s1->find("n2")->requested.milli_cpu, 0) << "old snapshot unchanged";
+  EXPECT_NE(&s2->node_ptr(0), &s1->node_ptr(0)) << "both nodes live in one chunk, which was copied";
+  EXPECT_EQ(s2->find("n1"), s1->find("n1")) << "the untouched node is the same object";
+}
+
+TEST(SchedulerCache, NodeUpdateKeepsPods) {
+  scheduler_cache c;
+  c.add_or_update_node(test::simple_node("n1", "4"));
+  ASSERT_TRUE(c.add_pod(test::simple_pod("a", "n1", "1", "1Gi", {80})).ok());
+  c.add_or_update_node(test::simple_node("n1", "16"));
+  const node_info* n = c.node("n1");
+  EXPECT_EQ(n->allocatable.milli_cpu, 16000);
+  EXPECT_EQ(n->pods.size(), 1u);
+  EXPECT_EQ(n->requested.milli_cpu, 1000);
+  EXPECT_EQ(n->used_ports.size(), 1u);
+  EXPECT_EQ(c.node_count(), 1u);
+}
+
+TEST(SchedulerCache, GhostNodesStayOutOfTheSnapshot) {
+  scheduler_cache c;
+  // A bound pod arrives before its node.
+  ASSERT_TRUE(c.add_pod(test::simple_pod("a", "late", "1", "1Gi")).ok());
+  EXPECT_EQ(c.node_count(), 0u);
+  EXPECT_EQ(c.current()->find("late"), nullptr);
+  c.add_or_update_node(test::simple_node("late"));
+  ASSERT_NE(c.current()->find("late"), nullptr);
+  EXPECT_EQ(c.node("late")->requested.milli_cpu, 1000) << "the pod counted before the node arrived";
+
+  // A removed node with pods leaves the snapshot, and its pods' accounting survives a re-add.
+  c.remove_node("late");
+  EXPECT_EQ(c.current()->find("late"), nullptr);
+  EXPECT_EQ(c.node_count(), 0u);
+  c.add_or_update_node(test::simple_node("late"));
+  EXPECT_EQ(c.node("late")->pods.size(), 1u);
+
+  // Once the node is gone and its last pod too, nothing is left behind.
+  c.remove_node("late");
+  ASSERT_TRUE(c.remove_pod(test::simple_pod("a", "late", "1", "1Gi")).ok());
+  c.add_or_update_node(test::simple_node("late"));
+  EXPECT_TRUE(c.node("late")->pods.empty());
+  EXPECT_EQ(c.node("late")->requested, resource_list{});
+}
+
+TEST(SchedulerCache, RemovingAnEmptyNode) {
+  scheduler_cache c;
+  c.add_or_update_node(test::simple_node("n1"));
+  c.add_or_update_node(test::simple_node("n2"));
+  c.remove_node("n1");
+  EXPECT_EQ(c.node_count(), 1u);
+  EXPECT_EQ(c.node("n1"), nullptr);
+  EXPECT_NE(c.current()->find("n2"), nullptr);
+  c.remove_node("unknown");
+  EXPECT_EQ(c.node_count(), 1u);
+}
+
+}  // namespace
+}  // namespace kas

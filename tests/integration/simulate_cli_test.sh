@@ -1,0 +1,157 @@
+#!/usr/bin/env bash
+# End-to-end tests of `kube-actor-scheduler simulate` (DESIGN.md §2), one case per invocation:
+#   simulate_cli_test.sh BINARY REPO_ROOT CASE
+#   simulate_cli_test.sh --list            # the case names, one a line (CMakeLists.txt reads them)
+# example-* cases run a cluster from bench/examples and compare stdout, as JSON with key order
+# ignored, to tests/integration/expected/<example>.json (see expected/README.md for how each was
+# derived). bad-* cases feed a broken manifest and require: exit code 2, nothing on stdout, and
+# exactly one line on stderr naming the file, the document and the field.
+set -u
+
+list_cases() {
+  cat <<'CASES'
+example-basic
+example-taints
+example-affinity
+example-ports
+example-resources-extended
+example-cluster-dump
+example-cluster-list
+bad-missing-file
+bad-invalid-yaml
+bad-invalid-json
+bad-no-kind
+bad-not-a-mapping
+bad-no-name
+bad-wrong-api-version
+bad-duplicate-key
+bad-wrong-field-type
+bad-quantity
+bad-negative-request
+bad-duplicate-node
+bad-duplicate-node-across-files
+bad-duplicate-pod
+bad-pod-on-unknown-node
+bad-unknown-priority-class
+CASES
+}
+
+if [ "${1:-}" = "--list" ]; then list_cases; exit 0; fi
+if [ $# -ne 3 ]; then echo "usage: $0 BINARY REPO_ROOT CASE | --list" >&2; exit 64; fi
+
+bin=$1
+root=$2
+name=$3
+examples=$root/bench/examples
+fixtures=$root/tests/fixtures/manifests
+expected=$root/tests/integration/expected
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+fail() { echo "FAIL [$name]: $*" >&2; exit 1; }
+
+# run ARGS...: simulate with --output json; sets rc, leaves $tmp/out and $tmp/err.
+run() {
+  "$bin" simulate "$@" --output json >"$tmp/out" 2>"$tmp/err"
+  rc=$?
+}
+
+show() { echo "--- stdout:"; cat "$tmp/out"; echo "--- stderr:"; cat "$tmp/err"; } >&2
+
+# example NAME: bench/examples/NAME.{yaml,json} against expected/NAME.json.
+example() {
+  local file=$examples/$1.yaml
+  [ -f "$file" ] || file=$examples/$1.json
+  [ -f "$file" ] || fail "no example $1"
+  run --cluster "$file"
+  [ "$rc" -eq 0 ] || { show; fail "exit code $rc, want 0"; }
+  python3 - "$expected/$1.json" "$tmp/out" <<'PY' || { show; fail "output differs from expected/$1.json"; }
+import json, sys
+want = json.load(open(sys.argv[1]))
+try:
+    got = json.load(open(sys.argv[2]))
+except ValueError as e:
+    sys.exit("stdout is not one JSON object: %s" % e)
+if got == want:
+    sys.exit(0)
+wp, gp = want.get("pods", []), got.get("pods", []) if isinstance(got, dict) else []
+for i in range(max(len(wp), len(gp))):
+    w = wp[i] if i < len(wp) else None
+    g = gp[i] if i < len(gp) else None
+    if w != g:
+        print("pods[%d]:\n  want %s\n  got  %s" % (i, json.dumps(w, sort_keys=True), json.dumps(g, sort_keys=True)),
+              file=sys.stderr)
+if isinstance(got, dict) and want.get("summary") != got.get("summary"):
+    print("summary:\n  want %s\n  got  %s" % (json.dumps(want.get("summary"), sort_keys=True),
+                                            json.dumps(got.get("summary"), sort_keys=True)), file=sys.stderr)
+sys.exit(1)
+PY
+}
+
+# bad "SUBSTRING..." -- ARGS...: the run must fail cleanly with one line naming every SUBSTRING.
+bad() {
+  local want=()
+  while [ "$1" != "--" ]; do want+=("$1"); shift; done
+  shift
+  run "$@"
+  [ "$rc" -eq 2 ] || { show; fail "exit code $rc, want 2"; }
+  [ ! -s "$tmp/out" ] || { show; fail "stdout must be empty on bad input"; }
+  local lines
+  lines=$(grep -c . "$tmp/err")
+  [ "$lines" -eq 1 ] || { show; fail "stderr has $lines lines, want exactly one"; }
+  local w
+  for w in "${want[@]}"; do
+    grep -qF -- "$w" "$tmp/err" || { show; fail "stderr does not name: $w"; }
+  done
+}
+
+f=$fixtures
+case "$name" in
+  example-basic) example basic ;;
+  example-taints) example taints ;;
+  example-affinity) example affinity ;;
+  example-ports) example ports ;;
+  example-resources-extended) example resources-extended ;;
+  example-cluster-dump) example cluster-dump ;;
+  example-cluster-list) example cluster-list ;;
+  bad-missing-file)
+    bad "$tmp/absent.yaml" -- --cluster "$tmp/absent.yaml" ;;
+  bad-invalid-yaml)
+    bad "bad-yaml.yaml: document 2: line 12" "invalid YAML" -- --cluster "$f/bad-yaml.yaml" ;;
+  bad-invalid-json)
+    bad "bad-json.json: line 6" "invalid JSON" -- --cluster "$f/bad-json.json" ;;
+  bad-no-kind)
+    bad "no-kind.yaml: document 2" "kind" -- --cluster "$f/no-kind.yaml" ;;
+  bad-not-a-mapping)
+    bad "not-a-mapping.yaml: document 2" "mapping" -- --cluster "$f/not-a-mapping.yaml" ;;
+  bad-no-name)
+    bad "no-name.yaml: document 1" "metadata.name" -- --cluster "$f/no-name.yaml" ;;
+  bad-wrong-api-version)
+    bad "wrong-api-version.yaml: document 1" "apiVersion" "apps/v1" -- --cluster "$f/wrong-api-version.yaml" ;;
+  bad-duplicate-key)
+    bad "duplicate-key.yaml: document 1" "spec.containers[0]" "image" -- --cluster "$f/duplicate-key.yaml" ;;
+  bad-wrong-field-type)
+    bad "wrong-type.yaml: document 2" "spec.priority" -- --cluster "$f/wrong-type.yaml" ;;
+  bad-quantity)
+    bad "bad-quantity.yaml: document 2" "spec.containers[0].resources.requests.cpu" "2 cores" \
+      -- --cluster "$f/bad-quantity.yaml" ;;
+  bad-negative-request)
+    bad "negative-request.yaml: document 2" "shop/web" "spec.containers[0].resources.requests.memory" \
+      -- --cluster "$f/negative-request.yaml" ;;
+  bad-duplicate-node)
+    bad "duplicate-node.yaml: document 3 (Node n1)" "duplicate-node.yaml: document 1 (Node n1)" \
+      -- --cluster "$f/duplicate-node.yaml" ;;
+  bad-duplicate-node-across-files)
+    bad "node-n1.yaml: document 1 (Node n1)" "already defined in" "basic.yaml: document 1 (Node n1)" \
+      -- --cluster "$examples/basic.yaml" --cluster "$f/node-n1.yaml" ;;
+  bad-duplicate-pod)
+    bad "duplicate-pod.yaml: document 1 item 2 (Pod default/web)" "duplicate-pod.yaml: document 1 item 1" \
+      -- --cluster "$f/duplicate-pod.yaml" ;;
+  bad-pod-on-unknown-node)
+    bad "unknown-node.yaml: document 2 (Pod default/x)" "spec.nodeName" "n9" -- --cluster "$f/unknown-node.yaml" ;;
+  bad-unknown-priority-class)
+    bad "unknown-priority-class.yaml: document 1" "spec.priorityClassName" "gold" \
+      -- --cluster "$f/unknown-priority-class.yaml" ;;
+  *) fail "unknown case (see --list)" ;;
+esac
+echo "ok [$name]"

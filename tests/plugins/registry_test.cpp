@@ -1,0 +1,64 @@
+// The in-tree registry and the default profile: every default plugin is registered, builds with
+// no args, and implements exactly the extension points the profile lists it under.
+#include <algorithm>
+
+#include <gtest/gtest.h>
+
+#include "config/profile.hpp"
+#include "plugins/framework/registry.hpp"
+
+namespace kas {
+namespace {
+
+bool listed(const std::vector<std::string>& v, const std::string& n) { return std::find(v.begin(), v.end(), n) != v.end(); }
+
+TEST(InTreeRegistry, EveryPluginBuildsWithDefaultArgsAndKnowsItsName) {
+  auto reg = fw::in_tree_registry();
+  EXPECT_EQ(reg.all().size(), 9u);
+  for (auto& [name, f] : reg.all()) {
+    auto p = f(YAML::Node(), "profiles[0].pluginConfig[0].args", fw::handle{});
+    ASSERT_TRUE(p.ok()) << name << ": " << p.err().message;
+    EXPECT_EQ((*p)->name(), name);
+  }
+  EXPECT_FALSE(reg.add("NodeName", reg.all().begin()->second).ok()) << "duplicate names are rejected";
+}
+
+TEST(DefaultProfile, MatchesKubeOrderAndWeights) {
+  auto p = default_profile();
+  EXPECT_EQ(p.scheduler_name, "default-scheduler");
+  EXPECT_EQ(p.pre_enqueue, (std::vector<std::string>{"SchedulingGates"}));
+  EXPECT_EQ(p.queue_sort, (std::vector<std::string>{"PrioritySort"}));
+  EXPECT_EQ(p.pre_filter, (std::vector<std::string>{"NodeAffinity", "NodePorts", "NodeResourcesFit"}));
+  EXPECT_EQ(p.filter, (std::vector<std::string>{"NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity",
+                                                "NodePorts", "NodeResourcesFit"}));
+  EXPECT_EQ(p.pre_score, (std::vector<std::string>{"TaintToleration", "NodeAffinity", "NodeResourcesFit"}));
+  EXPECT_EQ(p.score, (std::vector<std::string>{"TaintToleration", "NodeAffinity", "NodeResourcesFit"}));
+  EXPECT_EQ(p.score_weights, (std::map<std::string, int32_t>{{"TaintToleration", 3}, {"NodeAffinity", 2},
+                                                             {"NodeResourcesFit", 1}}));
+  EXPECT_EQ(p.bind, (std::vector<std::string>{"DefaultBinder"}));
+  EXPECT_TRUE(p.post_filter.empty());
+  EXPECT_TRUE(p.reserve.empty());
+  EXPECT_TRUE(p.permit.empty());
+  EXPECT_TRUE(p.pre_bind.empty());
+  EXPECT_TRUE(p.post_bind.empty());
+}
+
+TEST(DefaultProfile, EachListedPluginImplementsItsPoints) {
+  auto p = default_profile();
+  auto reg = fw::in_tree_registry();
+  for (auto& [name, f] : reg.all()) {
+    auto built = f(YAML::Node(), "args", fw::handle{});
+    ASSERT_TRUE(built.ok());
+    fw::plugin* pl = built->get();
+    EXPECT_EQ(listed(p.pre_enqueue, name), dynamic_cast<fw::pre_enqueue_plugin*>(pl) != nullptr) << name;
+    EXPECT_EQ(listed(p.queue_sort, name), dynamic_cast<fw::queue_sort_plugin*>(pl) != nullptr) << name;
+    EXPECT_EQ(listed(p.pre_filter, name), dynamic_cast<fw::pre_filter_plugin*>(pl) != nullptr) << name;
+    EXPECT_EQ(listed(p.filter, name), dynamic_cast<fw::filter_plugin*>(pl) != nullptr) << name;
+    EXPECT_EQ(listed(p.pre_score, name), dynamic_cast<fw::pre_score_plugin*>(pl) != nullptr) << name;
+    EXPECT_EQ(listed(p.score, name), dynamic_cast<fw::score_plugin*>(pl) != nullptr) << name;
+    EXPECT_EQ(listed(p.bind, name), dynamic_cast<fw::bind_plugin*>(pl) != nullptr) << name;
+  }
+}
+
+}  // namespace
+}  // namespace kas
