@@ -1,6 +1,7 @@
 #include "actors/embedded_cluster.hpp"
 
 #include <functional>
+#include <map>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -42,7 +43,14 @@ watcher_actor::behavior_type node_agent(watcher_actor::stateful_pointer<node_age
 
 struct cluster_state {
   std::unordered_map<std::string, node_info_ptr> nodes;
+  std::map<uint64_t, std::string> nodes_created;
+  std::unordered_map<std::string, uint64_t> node_seq;
   std::unordered_map<std::string, pod_info_ptr> pods;  // by uid
+  // Creation order, so a new watcher lists pods as they were created (a replayed manifest keeps
+  // its order, and with it PrioritySort's FIFO among equal priorities).
+  std::map<uint64_t, std::string> created;
+  std::unordered_map<std::string, uint64_t> created_seq;
+  uint64_t next_seq = 0;
   std::vector<watcher_actor> watchers;
   std::vector<cluster_event_record> events;
   uint64_t rv = 0;
@@ -72,17 +80,17 @@ cluster_actor spawn_embedded_cluster(caf::actor_system& sys, const cluster_optio
       [=](watch_atom, watcher_actor w) {
         auto& st = self->state;
         // List: nodes first, then pods, as an informer's initial sync delivers them.
-        for (auto& [name, n] : st.nodes) {
+        for (auto& [seq, name] : st.nodes_created) {
           cluster_change ch;
           ch.type = cluster_event_type::node_add;
-          ch.new_node = n;
+          ch.new_node = st.nodes.at(name);
           ch.resource_version = st.rv;
           self->send(w, event_atom::value, std::make_shared<const cluster_change>(std::move(ch)));
         }
-        for (auto& [uid, p] : st.pods) {
+        for (auto& [seq, uid] : st.created) {
           cluster_change ch;
           ch.type = cluster_event_type::pod_add;
-          ch.new_pod = p;
+          ch.new_pod = st.pods.at(uid);
           ch.resource_version = st.rv;
           self->send(w, event_atom::value, std::make_shared<const cluster_change>(std::move(ch)));
         }
@@ -98,6 +106,8 @@ cluster_actor spawn_embedded_cluster(caf::actor_system& sys, const cluster_optio
         auto it = st.nodes.find(n->name);
         if (it == st.nodes.end()) {
           ch.type = cluster_event_type::node_add;
+          st.nodes_created.emplace(++st.next_seq, n->name);
+          st.node_seq[n->name] = st.next_seq;
         } else {
           ch.type = cluster_event_type::node_update;
           ch.old_node = it->second;
@@ -110,6 +120,8 @@ cluster_actor spawn_embedded_cluster(caf::actor_system& sys, const cluster_optio
         auto& st = self->state;
         if (st.pods.count(p->uid)) return;  // AlreadyExists; the loader rejects duplicates first
         st.pods[p->uid] = p;
+        st.created.emplace(++st.next_seq, p->uid);
+        st.created_seq[p->uid] = st.next_seq;
         if (!p->node_name.empty()) st.bound++;
         cluster_change ch;
         ch.type = cluster_event_type::pod_add;
@@ -127,6 +139,8 @@ cluster_actor spawn_embedded_cluster(caf::actor_system& sys, const cluster_optio
         ch.type = cluster_event_type::pod_delete;
         ch.old_pod = it->second;
         if (!it->second->node_name.empty()) st.bound--;
+        st.created.erase(st.created_seq[uid]);
+        st.created_seq.erase(uid);
         st.pods.erase(it);
         emit(self, std::move(ch));
         if (done) done(fw::status::ok());
@@ -138,6 +152,8 @@ cluster_actor spawn_embedded_cluster(caf::actor_system& sys, const cluster_optio
         cluster_change ch;
         ch.type = cluster_event_type::node_delete;
         ch.old_node = it->second;
+        st.nodes_created.erase(st.node_seq[node]);
+        st.node_seq.erase(node);
         st.nodes.erase(it);
         emit(self, std::move(ch));
       },

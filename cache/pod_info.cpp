@@ -361,6 +361,7 @@ result<pod_info_ptr> compile_pod(std::shared_ptr<const k8s::core::Pod> pod) {
   info->name = meta.name();
   info->uid = meta.uid().empty() ? info->ns + "/" + info->name : meta.uid();
   info->node_name = spec.node_name();
+  info->phase = pod->status().phase();
   info->scheduler_name = spec.scheduler_name().empty() ? "default-scheduler" : spec.scheduler_name();
   info->priority_class_name = spec.priority_class_name();
   info->priority = spec.priority();

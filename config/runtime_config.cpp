@@ -104,6 +104,7 @@ status_or_error decode_runtime_config(const YAML::Node& doc, const std::string& 
       auto r = positive_int(n, where + ": " + f.name, f.max);
       if (!r) return r.err();
       *f.target = *r;
+      if (f.target == &out.pipeline_depth) out.pipeline_depth_set = true;
     }
   }
   return ok_t{};

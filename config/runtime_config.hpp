@@ -27,7 +27,12 @@ struct runtime_config {
   uint32_t threads = 2;
   uint32_t workers = 2;
   uint32_t binders = 2;
+  // Pods in their scheduling cycle at once. Above 1, a pod may be scored on a snapshot that lacks
+  // the reservations of pods still ahead of it in the pipeline (feasibility is always re-validated
+  // at reservation), so placements can differ from kube-scheduler's strictly serial cycles.
+  // `simulate` therefore uses 1 unless the config sets it.
   uint32_t pipeline_depth = 4;
+  bool pipeline_depth_set = false;
   uint32_t node_agents = 2;
   // From KubeSchedulerConfiguration (podInitialBackoffSeconds / podMaxBackoffSeconds).
   std::chrono::nanoseconds pod_initial_backoff = std::chrono::seconds(1);

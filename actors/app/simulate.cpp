@@ -153,6 +153,8 @@ int run_simulate(const simulate_args& args) {
   scheduler_options sopts;
   sopts.profiles = cfg->profiles;
   sopts.runtime = cfg->runtime;
+  // Exact kube-scheduler placements need strictly serial scheduling cycles (see runtime_config).
+  if (!sopts.runtime.pipeline_depth_set) sopts.runtime.pipeline_depth = 1;
   sopts.explain = args.explain;
   sopts.skip_idle_backoff = true;
   auto sched = start_scheduler(sys, sopts, cluster);
