@@ -84,29 +84,6 @@ bool is_json_number(const std::string& s) {
   return !s.empty() && (s[0] == '-' || (s[0] >= '0' && s[0] <= '9')) && parse_double(s, d);
 }
 
-void append_json_string(std::string& out, std::string_view s) {
-  out += '"';
-  for (unsigned char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      case '\b': out += "\\b"; break;
-      case '\f': out += "\\f"; break;
-      default:
-        if (c < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", c);
-          out += buf;
-        } else {
-          out += static_cast<char>(c);
-        }
-    }
-  }
-  out += '"';
-}
 
 // Compact JSON for a YAML/JSON subtree, keys in document order (RawExtension keeps the text).
 void node_to_json(const YAML::Node& n, std::string& out) {
@@ -718,6 +695,30 @@ void encode_message(const pb::Message& m, std::string& out) {
 }
 
 }  // namespace
+
+void append_json_string(std::string& out, std::string_view s) {
+  out += '"';
+  for (unsigned char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      case '\b': out += "\\b"; break;
+      case '\f': out += "\\f"; break;
+      default:
+        if (c < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\u%04x", c);
+          out += buf;
+        } else {
+          out += static_cast<char>(c);
+        }
+    }
+  }
+  out += '"';
+}
 
 bool parse_rfc3339(std::string_view s, int64_t& seconds, int32_t& nanos) {
   // YYYY-MM-DDTHH:MM:SS[.frac](Z|+HH:MM|-HH:MM)

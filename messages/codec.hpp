@@ -37,6 +37,8 @@ std::string encode_protobuf(const google::protobuf::Message& msg, std::string_vi
 // Kubernetes JSON shape (quantities as strings, Time as RFC3339 seconds, MicroTime with 6 fraction
 // digits, IntOrString as int or string, map keys sorted). Compact, no trailing newline.
 std::string encode_json(const google::protobuf::Message& msg);
+// Appends `s` as a quoted, escaped JSON string.
+void append_json_string(std::string& out, std::string_view s);
 
 // RFC3339 helpers shared with callers that build events/leases by hand.
 bool parse_rfc3339(std::string_view text, int64_t& seconds, int32_t& nanos);

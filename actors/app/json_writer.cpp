@@ -2,30 +2,9 @@
 
 #include <cstdio>
 
-namespace kas {
+#include "messages/codec.hpp"
 
-std::string json_escape(std::string_view s) {
-  std::string out;
-  out.reserve(s.size() + 2);
-  for (unsigned char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (c < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", c);
-          out += buf;
-        } else {
-          out += static_cast<char>(c);
-        }
-    }
-  }
-  return out;
-}
+namespace kas {
 
 void json_writer::comma() {
   if (need_comma_) out_ += ',';
@@ -56,17 +35,14 @@ json_writer& json_writer::end_array() {
 }
 json_writer& json_writer::key(std::string_view k) {
   comma();
-  out_ += '"';
-  out_ += json_escape(k);
-  out_ += "\":";
+  codec::append_json_string(out_, k);
+  out_ += ':';
   need_comma_ = false;
   return *this;
 }
 json_writer& json_writer::value(std::string_view v) {
   comma();
-  out_ += '"';
-  out_ += json_escape(v);
-  out_ += '"';
+  codec::append_json_string(out_, v);
   return *this;
 }
 json_writer& json_writer::value(int64_t v) {

@@ -26,6 +26,4 @@ private:
   bool need_comma_ = false;
 };
 
-std::string json_escape(std::string_view s);
-
 }  // namespace kas
