@@ -113,6 +113,7 @@ bool framework::queue_less(const queued_pod_info& a, const queued_pod_info& b) c
 status framework::run_pre_filter(cycle_state& state, const pod_info& pod, const snapshot& snap,
                                  pre_filter_result& out) const {
   out = pre_filter_result{};
+  status unschedulable;
   for (size_t i = 0; i < pre_filter_.size(); ++i) {
     auto* p = pre_filter_[i];
     pre_filter_result r;
@@ -122,24 +123,35 @@ status framework::run_pre_filter(cycle_state& state, const pod_info& pod, const 
       continue;
     }
     if (!s.is_success()) {
-      // Unschedulable at PreFilter stops the cycle; an Error is reported as such.
-      return s.with_plugin(p->name());
+      // UnschedulableAndUnresolvable ends the cycle (no preemption). Unschedulable lets the other
+      // PreFilters run, so preemption finds their cycle state (kube #119770). Anything else is an Error.
+      if (s.get_code() == code::unschedulable_and_unresolvable) return s.with_plugin(p->name());
+      if (s.get_code() == code::unschedulable) {
+        unschedulable = s.with_plugin(p->name());
+        continue;
+      }
+      return status::error("running PreFilter plugin \"" + std::string(p->name()) + "\": " + s.message())
+        .with_plugin(p->name());
     }
     if (!r.all_nodes()) r.from_plugins = {p->name()};
     out = out.merge(r);
     if (!out.all_nodes() && out.node_names->empty()) {
+      // kube keeps these plugins in a set: the message lists them sorted.
+      std::vector<std::string_view> names = out.from_plugins;
+      std::sort(names.begin(), names.end());
+      names.erase(std::unique(names.begin(), names.end()), names.end());
       std::string msg;
-      if (out.from_plugins.size() == 1) {
-        msg = "node(s) didn't satisfy plugin " + std::string(out.from_plugins.front());
+      if (names.size() == 1) {
+        msg = "node(s) didn't satisfy plugin " + std::string(names.front());
       } else {
         msg = "node(s) didn't satisfy plugin(s) [";
-        for (size_t j = 0; j < out.from_plugins.size(); ++j) msg += (j ? " " : "") + std::string(out.from_plugins[j]);
+        for (size_t j = 0; j < names.size(); ++j) msg += (j ? " " : "") + std::string(names[j]);
         msg += "] simultaneously";
       }
       return status(code::unschedulable_and_unresolvable, intern(msg)).with_plugin(p->name());
     }
   }
-  return status::ok();
+  return unschedulable;
 }
 
 status framework::run_filter(const cycle_state& state, const pod_info& pod, const node_info& node) const {
@@ -203,13 +215,21 @@ status framework::run_post_filter(cycle_state& state, const pod_info& pod, const
   // kube: the first plugin that returns Success or Error ends PostFilter; otherwise the rejection
   // messages are collected.
   std::vector<std::string_view> reasons;
+  std::string_view rejector;
   for (auto* p : post_filter_) {
     auto s = p->post_filter(state, pod, snap, filtered, out);
-    if (s.is_success() || s.get_code() == code::error) return s.with_plugin(p->name());
-    if (s.get_code() == code::unschedulable_and_unresolvable) return s.with_plugin(p->name());
+    if (s.is_success() || s.get_code() == code::unschedulable_and_unresolvable) return s.with_plugin(p->name());
+    if (!s.is_rejected()) {
+      // Error, and any code PostFilter may not return (Wait, Skip), is an Error.
+      if (s.get_code() == code::error) return s.with_plugin(p->name());
+      return status::error("post filter plugin \"" + std::string(p->name()) + "\" returned " +
+                           std::string(to_string(s.get_code())))
+        .with_plugin(p->name());
+    }
     for (auto r : s.reasons()) reasons.push_back(r);
+    if (rejector.empty()) rejector = p->name();
   }
-  return status(code::unschedulable, reasons);
+  return status(code::unschedulable, reasons).with_plugin(rejector);
 }
 
 status framework::run_pre_score(cycle_state& state, const pod_info& pod,
@@ -369,9 +389,12 @@ std::string fit_error_message(size_t num_all_nodes, const node_to_status& status
     std::vector<std::string> parts;
     for (auto& [reason, count] : histogram) parts.push_back(std::to_string(count) + " " + std::string(reason));
     std::sort(parts.begin(), parts.end());
-    std::string joined;
-    for (size_t i = 0; i < parts.size(); ++i) joined += (i ? ", " : "") + parts[i];
-    msg += " " + joined + ".";
+    // kube adds the histogram only when it has entries: no reasons leaves "0/N nodes are available:".
+    if (!parts.empty()) {
+      msg += " ";
+      for (size_t i = 0; i < parts.size(); ++i) msg += (i ? ", " : "") + parts[i];
+      msg += ".";
+    }
   }
   // The PostFilter message brings its own final period (it is itself a FitError text).
   if (!post_filter_msg.empty()) msg += " " + post_filter_msg;

@@ -1,0 +1,525 @@
+// The framework runners (plugins/framework/framework.cpp) against kube-scheduler v1.36's
+// frameworkImpl semantics, DESIGN §5. Every case drives scriptable fakes that log their calls.
+#include <gtest/gtest.h>
+
+#include "fakes.hpp"
+
+namespace kas {
+namespace {
+
+using namespace std::chrono_literals;
+using test::fake_spec;
+using test::harness;
+using test::spec;
+using strings = std::vector<std::string>;
+
+// --- PreFilter / Filter -------------------------------------------------------------------------
+
+TEST(PreFilterSkip, SkipsOnlyTheCoupledFilter) {
+  struct row {
+    const char* name;
+    strings pre_filter, filter;
+    std::set<std::string> skipping;  // plugins whose PreFilter returns Skip
+    strings want_filter_calls;
+  };
+  const std::vector<row> rows = {
+    {"skip first", {"A", "B"}, {"A", "B"}, {"A"}, {"B"}},
+    {"skip second", {"A", "B"}, {"A", "B"}, {"B"}, {"A"}},
+    // PreFilter order differs from Filter order: the mask must follow the name, not the index.
+    {"different order", {"B", "A"}, {"A", "C", "B"}, {"B"}, {"A", "C"}},
+    {"skipping plugin without Filter", {"X", "A"}, {"A", "B"}, {"X"}, {"A", "B"}},
+    {"no skip", {"A"}, {"A", "B"}, {}, {"A", "B"}},
+  };
+  for (auto& r : rows) {
+    SCOPED_TRACE(r.name);
+    harness h;
+    for (auto n : {"A", "B", "C", "X"}) {
+      auto s = spec(n);
+      if (r.skipping.count(n)) s.pre_filter = fw::status::skip();
+      h.add(s);
+    }
+    h.profile.pre_filter = r.pre_filter;
+    h.profile.filter = r.filter;
+    auto f = h.build();
+    ASSERT_TRUE(f);
+    auto pod = test::test_pod();
+    snapshot snap;
+    fw::cycle_state st;
+    fw::pre_filter_result pr;
+    EXPECT_TRUE(f->run_pre_filter(st, *pod, snap, pr).is_success());
+    EXPECT_TRUE(f->run_filter(st, *pod, test::named_node("n1")).is_success());
+    EXPECT_EQ(h.calls("filter"), r.want_filter_calls);
+  }
+}
+
+TEST(PreFilterSkip, SkippedPluginsPreFilterExtensionsAreNotCalledAndCloneKeepsMask) {
+  harness h;
+  auto a = spec("A");
+  a.pre_filter = fw::status::skip();
+  a.filter = fw::status::unschedulable("A rejects");
+  h.add(a);
+  h.profile.pre_filter = {"A"};
+  h.profile.filter = {"A"};
+  auto f = h.build();
+  ASSERT_TRUE(f);
+  auto pod = test::test_pod();
+  fw::cycle_state st;
+  fw::pre_filter_result pr;
+  ASSERT_TRUE(f->run_pre_filter(st, *pod, snapshot{}, pr).is_success());
+  // Preemption filters on a clone: the skip must survive cloning.
+  auto copy = st.clone();
+  EXPECT_TRUE(f->run_filter(copy, *pod, test::named_node("n1")).is_success());
+  EXPECT_TRUE(h.calls("filter").empty());
+}
+
+TEST(PreFilterResult, IntersectsAndExplainsAnEmptyIntersection) {
+  using names = std::optional<std::set<std::string>>;
+  struct step {
+    const char* plugin;
+    fw::status result;
+    names nodes;
+  };
+  struct row {
+    const char* name;
+    std::vector<step> steps;
+    fw::code want_code;
+    std::string want_message;
+    std::string want_plugin;
+    names want_nodes;
+    strings want_from;
+    strings want_called;
+  };
+  const auto ok = fw::status::ok();
+  const std::vector<row> rows = {
+    {"all nodes", {{"A", ok, {}}, {"B", ok, {}}}, fw::code::success, "", "", {}, {}, {"A", "B"}},
+    {"intersection",
+     {{"A", ok, names{{"n1", "n2"}}}, {"B", ok, {}}, {"C", ok, names{{"n2", "n3"}}}},
+     fw::code::success, "", "", names{{"n2"}}, {"A", "C"}, {"A", "B", "C"}},
+    {"one plugin, no node",
+     {{"A", ok, names{std::set<std::string>{}}}, {"B", ok, {}}},
+     fw::code::unschedulable_and_unresolvable, "node(s) didn't satisfy plugin A", "A", names{std::set<std::string>{}},
+     {"A"}, {"A"}},
+    {"two plugins, disjoint",
+     {{"A", ok, names{{"n1"}}}, {"B", ok, names{{"n2"}}}, {"C", ok, {}}},
+     fw::code::unschedulable_and_unresolvable, "node(s) didn't satisfy plugin(s) [A B] simultaneously", "B",
+     names{std::set<std::string>{}}, {"A", "B"}, {"A", "B"}},
+    // kube keeps the plugins in a set: the message lists them sorted, whatever the run order.
+    {"message lists plugins sorted",
+     {{"Zeta", ok, names{{"n1"}}}, {"Alpha", ok, names{{"n2"}}}},
+     fw::code::unschedulable_and_unresolvable, "node(s) didn't satisfy plugin(s) [Alpha Zeta] simultaneously", "Alpha",
+     names{std::set<std::string>{}}, {"Zeta", "Alpha"}, {"Zeta", "Alpha"}},
+    {"UnschedulableAndUnresolvable stops at once",
+     {{"A", fw::status::unresolvable("no"), {}}, {"B", ok, {}}},
+     fw::code::unschedulable_and_unresolvable, "no", "A", {}, {}, {"A"}},
+    // kube #119770: Unschedulable lets every PreFilter run, so preemption has their state.
+    {"Unschedulable runs the rest",
+     {{"A", fw::status::unschedulable("full"), {}}, {"B", ok, {}}},
+     fw::code::unschedulable, "full", "A", {}, {}, {"A", "B"}},
+    {"Error stops at once",
+     {{"A", fw::status::error("boom"), {}}, {"B", ok, {}}},
+     fw::code::error, "running PreFilter plugin \"A\": boom", "A", {}, {}, {"A"}},
+    {"Wait is an Error",
+     {{"A", fw::status(fw::code::wait), {}}, {"B", ok, {}}},
+     fw::code::error, "running PreFilter plugin \"A\": ", "A", {}, {}, {"A"}},
+  };
+  for (auto& r : rows) {
+    SCOPED_TRACE(r.name);
+    harness h;
+    for (auto& s : r.steps) {
+      auto sp = spec(s.plugin);
+      sp.pre_filter = s.result;
+      sp.pre_filter_nodes = s.nodes;
+      h.add(sp);
+      h.profile.pre_filter.push_back(s.plugin);
+    }
+    auto f = h.build();
+    ASSERT_TRUE(f);
+    fw::cycle_state st;
+    fw::pre_filter_result pr;
+    auto s = f->run_pre_filter(st, *test::test_pod(), snapshot{}, pr);
+    EXPECT_EQ(s.get_code(), r.want_code);
+    EXPECT_EQ(s.message(), r.want_message);
+    EXPECT_EQ(std::string(s.plugin()), r.want_plugin);
+    EXPECT_EQ(h.calls("preFilter"), r.want_called);
+    if (r.want_code == fw::code::success || r.want_nodes) {
+      EXPECT_EQ(pr.node_names, r.want_nodes);
+      EXPECT_EQ(strings(pr.from_plugins.begin(), pr.from_plugins.end()), r.want_from);
+    }
+  }
+}
+
+TEST(Filter, FirstFailureWinsAndCarriesThePluginName) {
+  struct row {
+    const char* name;
+    std::vector<fw::status> results;  // for plugins A, B, C
+    fw::code want_code;
+    std::string want_plugin;
+    std::string want_message;
+    strings want_called;
+  };
+  const auto ok = fw::status::ok();
+  const std::vector<row> rows = {
+    {"all pass", {ok, ok, ok}, fw::code::success, "", "", {"A", "B", "C"}},
+    {"first failure wins",
+     {ok, fw::status::unschedulable("b says no"), fw::status::unresolvable("c says no")},
+     fw::code::unschedulable, "B", "b says no", {"A", "B"}},
+    {"unresolvable", {fw::status::unresolvable("a says no"), ok, ok}, fw::code::unschedulable_and_unresolvable, "A",
+     "a says no", {"A"}},
+    {"error passes", {ok, ok, fw::status::error("broken")}, fw::code::error, "C", "broken", {"A", "B", "C"}},
+    {"Wait becomes Error", {ok, fw::status(fw::code::wait), ok}, fw::code::error, "B",
+     "filter plugin \"B\" returned Wait", {"A", "B"}},
+    {"Skip becomes Error", {fw::status::skip(), ok, ok}, fw::code::error, "A", "filter plugin \"A\" returned Skip",
+     {"A"}},
+  };
+  for (auto& r : rows) {
+    SCOPED_TRACE(r.name);
+    harness h;
+    const char* names[] = {"A", "B", "C"};
+    for (size_t i = 0; i < 3; ++i) {
+      auto s = spec(names[i]);
+      s.filter = r.results[i];
+      h.add(s);
+      h.profile.filter.push_back(names[i]);
+    }
+    auto f = h.build();
+    ASSERT_TRUE(f);
+    fw::cycle_state st;
+    auto s = f->run_filter(st, *test::test_pod(), test::named_node("n1"));
+    EXPECT_EQ(s.get_code(), r.want_code);
+    EXPECT_EQ(std::string(s.plugin()), r.want_plugin);
+    EXPECT_EQ(s.message(), r.want_message);
+    EXPECT_EQ(h.calls("filter"), r.want_called);
+  }
+}
+
+TEST(PostFilter, FirstDecisiveStatusReturnsElseAllReasons) {
+  struct row {
+    const char* name;
+    std::vector<fw::status> results;  // for plugins A, B, C
+    fw::code want_code;
+    std::string want_plugin;
+    std::vector<std::string> want_reasons;
+    strings want_called;
+  };
+  const auto un = [](const char* r) { return fw::status::unschedulable(r); };
+  const std::vector<row> rows = {
+    {"success ends", {un("a"), fw::status::ok(), un("c")}, fw::code::success, "B", {}, {"A", "B"}},
+    {"error ends", {fw::status::error("e"), un("b"), un("c")}, fw::code::error, "A", {"e"}, {"A"}},
+    {"unresolvable ends", {un("a"), fw::status::unresolvable("u"), un("c")}, fw::code::unschedulable_and_unresolvable,
+     "B", {"u"}, {"A", "B"}},
+    {"all unschedulable", {un("a"), un("b"), un("c")}, fw::code::unschedulable, "A", {"a", "b", "c"},
+     {"A", "B", "C"}},
+    // kube: any status other than Success / Unschedulable(AndUnresolvable) / Pending is an Error.
+    {"Skip is an Error", {un("a"), fw::status::skip(), un("c")}, fw::code::error, "B", {}, {"A", "B"}},
+  };
+  for (auto& r : rows) {
+    SCOPED_TRACE(r.name);
+    harness h;
+    const char* names[] = {"A", "B", "C"};
+    for (size_t i = 0; i < 3; ++i) {
+      auto s = spec(names[i]);
+      s.post_filter = r.results[i];
+      h.add(s);
+      h.profile.post_filter.push_back(names[i]);
+    }
+    auto f = h.build();
+    ASSERT_TRUE(f);
+    fw::cycle_state st;
+    fw::post_filter_result out;
+    auto s = f->run_post_filter(st, *test::test_pod(), snapshot{}, fw::node_to_status{}, out);
+    EXPECT_EQ(s.get_code(), r.want_code);
+    EXPECT_EQ(std::string(s.plugin()), r.want_plugin);
+    if (r.want_code != fw::code::error)
+      EXPECT_EQ(strings(s.reasons().begin(), s.reasons().end()), r.want_reasons);
+    EXPECT_EQ(h.calls("postFilter"), r.want_called);
+  }
+}
+
+// --- PreScore / Score ---------------------------------------------------------------------------
+
+TEST(Score, SkipAtPreScoreSkipsThatPluginsScore) {
+  harness h;
+  auto a = spec("A");
+  a.pre_score = fw::status::skip();
+  a.scores = {{"n1", 40}, {"n2", 60}};
+  a.normalize = true;
+  h.add(a);
+  auto b = spec("B");
+  b.scores = {{"n1", 10}, {"n2", 20}};
+  h.add(b);
+  h.profile.pre_score = {"A", "B"};
+  h.profile.score = {"B", "A"};  // index order differs from PreScore order
+  h.profile.score_weights = {{"A", 5}, {"B", 2}};
+  auto f = h.build();
+  ASSERT_TRUE(f);
+  auto pod = test::test_pod();
+  auto n1 = test::named_node("n1"), n2 = test::named_node("n2");
+  fw::cycle_state st;
+  ASSERT_TRUE(f->run_pre_score(st, *pod, {&n1, &n2}).is_success());
+
+  std::vector<std::vector<fw::node_score>> raw(2, std::vector<fw::node_score>(2));
+  for (auto* n : {&n1, &n2}) {
+    int64_t out[2] = {-1, -1};
+    ASSERT_TRUE(f->score_node(st, *pod, *n, out).is_success());
+    EXPECT_EQ(out[1], 0) << "a skipped plugin's raw score is 0";
+    size_t k = n == &n1 ? 0 : 1;
+    raw[0][k] = {n->name, out[0]};
+    raw[1][k] = {n->name, out[1]};
+  }
+  EXPECT_EQ(h.calls("score"), (strings{"B", "B"}));
+  // Even an out-of-range leftover in the skipped row is neither normalized, checked nor weighted.
+  raw[1][0].score = 500;
+  std::vector<int64_t> totals;
+  ASSERT_TRUE(f->normalize_and_weigh(st, *pod, raw, totals).is_success());
+  EXPECT_TRUE(h.calls("normalize").empty());
+  EXPECT_EQ(totals, (std::vector<int64_t>{20, 40}));
+}
+
+TEST(Score, NormalizeOnlyWhereDeclaredWeightsMultiplyRangeIsChecked) {
+  struct row {
+    const char* name;
+    std::vector<int64_t> a_raw, b_raw;  // per node n1, n2
+    bool a_normalizes;
+    fw::code want_code;
+    std::vector<int64_t> want_totals;
+    std::string want_plugin;
+    std::string want_message;
+    strings want_normalized;
+  };
+  const std::vector<row> rows = {
+    // A normalizes x -> 100 - x, weight 3; B weight 1 (default).
+    {"normalize and weigh", {10, 30}, {5, 7}, true, fw::code::success, {3 * 90 + 5, 3 * 70 + 7}, "", "", {"A"}},
+    {"no normalize", {10, 30}, {5, 7}, false, fw::code::success, {3 * 10 + 5, 3 * 30 + 7}, "", "", {}},
+    {"normalized above 100", {-1, 0}, {5, 7}, true, fw::code::error, {}, "A",
+     "plugin \"A\" returns an invalid score 101, it should in the range of [0, 100] after normalizing", {"A"}},
+    {"raw above 100 without normalize", {10, 10}, {5, 101}, false, fw::code::error, {}, "B",
+     "plugin \"B\" returns an invalid score 101, it should in the range of [0, 100] after normalizing", {}},
+    {"negative", {10, 10}, {-3, 0}, false, fw::code::error, {}, "B",
+     "plugin \"B\" returns an invalid score -3, it should in the range of [0, 100] after normalizing", {}},
+  };
+  for (auto& r : rows) {
+    SCOPED_TRACE(r.name);
+    harness h;
+    auto a = spec("A");
+    a.normalize = r.a_normalizes;
+    a.normalize_fn = [](std::vector<fw::node_score>& v) {
+      for (auto& s : v) s.score = 100 - s.score;
+    };
+    h.add(a);
+    h.add(spec("B"));
+    h.profile.score = {"A", "B"};
+    h.profile.score_weights = {{"A", 3}};
+    auto f = h.build();
+    ASSERT_TRUE(f);
+    EXPECT_EQ(f->score_weight(0), 3);
+    EXPECT_EQ(f->score_weight(1), 1);
+    std::vector<std::vector<fw::node_score>> raw = {
+      {{"n1", r.a_raw[0]}, {"n2", r.a_raw[1]}},
+      {{"n1", r.b_raw[0]}, {"n2", r.b_raw[1]}},
+    };
+    std::vector<int64_t> totals;
+    fw::cycle_state st;
+    auto s = f->normalize_and_weigh(st, *test::test_pod(), raw, totals);
+    EXPECT_EQ(s.get_code(), r.want_code);
+    EXPECT_EQ(std::string(s.plugin()), r.want_plugin);
+    EXPECT_EQ(s.message(), r.want_message);
+    if (r.want_code == fw::code::success) EXPECT_EQ(totals, r.want_totals);
+    EXPECT_EQ(h.calls("normalize"), r.want_normalized);
+  }
+}
+
+// --- Reserve / Permit ---------------------------------------------------------------------------
+
+TEST(Unreserve, RunsEveryReservePluginInReverseOrderAndRepeatsHarmlessly) {
+  harness h;
+  h.add(spec("A"));
+  auto b = spec("B");
+  b.reserve = fw::status::unschedulable("no room");
+  h.add(b);
+  h.add(spec("C"));
+  h.profile.reserve = {"A", "B", "C"};
+  auto f = h.build();
+  ASSERT_TRUE(f);
+  auto pod = test::test_pod();
+  fw::cycle_state st;
+  auto s = f->run_reserve(st, *pod, "n1");
+  EXPECT_EQ(s.get_code(), fw::code::unschedulable);
+  EXPECT_EQ(s.plugin(), "B");
+  EXPECT_EQ(h.calls("reserve"), (strings{"A", "B"}));
+  f->run_unreserve(st, *pod, "n1");
+  // C's Reserve never ran, yet it is unreserved: Unreserve must be idempotent.
+  EXPECT_EQ(h.calls("unreserve"), (strings{"C", "B", "A"}));
+  f->run_unreserve(st, *pod, "n1");
+  EXPECT_EQ(h.calls("unreserve"), (strings{"C", "B", "A", "C", "B", "A"}));
+}
+
+TEST(Permit, CollectsWaitsCapsThemAndLetsARejectionWin) {
+  using waits_t = std::vector<std::pair<std::string, std::chrono::milliseconds>>;
+  struct row {
+    const char* name;
+    std::vector<std::pair<fw::status, std::chrono::milliseconds>> results;  // A, B, C
+    fw::code want_code;
+    std::string want_plugin;
+    waits_t want_waits;
+  };
+  const auto ok = fw::status::ok();
+  const auto wait = fw::status(fw::code::wait);
+  const std::vector<row> rows = {
+    {"all allow", {{ok, 0ms}, {ok, 0ms}, {ok, 0ms}}, fw::code::success, "", {}},
+    {"waits collected and capped",
+     {{wait, 10s}, {ok, 0ms}, {wait, std::chrono::minutes(20)}},
+     fw::code::wait, "", {{"A", 10s}, {"C", std::chrono::minutes(15)}}},
+    {"rejection wins over a wait", {{wait, 10s}, {fw::status::unschedulable("denied"), 0ms}, {wait, 5s}},
+     fw::code::unschedulable, "B", {{"A", 10s}}},
+    {"error", {{fw::status::error("bad"), 0ms}, {ok, 0ms}, {ok, 0ms}}, fw::code::error, "A", {}},
+  };
+  for (auto& r : rows) {
+    SCOPED_TRACE(r.name);
+    harness h;
+    const char* names[] = {"A", "B", "C"};
+    for (size_t i = 0; i < 3; ++i) {
+      auto s = spec(names[i]);
+      s.permit = r.results[i].first;
+      s.permit_timeout = r.results[i].second;
+      h.add(s);
+      h.profile.permit.push_back(names[i]);
+    }
+    auto f = h.build();
+    ASSERT_TRUE(f);
+    fw::cycle_state st;
+    std::vector<std::pair<std::string_view, std::chrono::milliseconds>> waits;
+    auto s = f->run_permit(st, *test::test_pod(), "n1", waits);
+    EXPECT_EQ(s.get_code(), r.want_code);
+    EXPECT_EQ(std::string(s.plugin()), r.want_plugin);
+    waits_t got;
+    for (auto& [p, t] : waits) got.emplace_back(std::string(p), t);
+    EXPECT_EQ(got, r.want_waits);
+  }
+}
+
+// --- Bind / PostBind ----------------------------------------------------------------------------
+
+TEST(Bind, FirstNonSkipPluginWins) {
+  struct row {
+    const char* name;
+    std::vector<fw::status> results;  // for plugins A, B, C
+    fw::code want_code;
+    std::string want_plugin;
+    strings want_called;
+    bool want_callback;
+  };
+  const auto skip = fw::status::skip();
+  const auto ok = fw::status::ok();
+  const std::vector<row> rows = {
+    {"first binds", {ok, ok, ok}, fw::code::success, "A", {"A"}, false},
+    {"skip then bind", {skip, ok, ok}, fw::code::success, "B", {"A", "B"}, false},
+    {"all skip", {skip, skip, skip}, fw::code::skip, "", {"A", "B", "C"}, false},
+    {"pending passes through", {skip, fw::status(fw::code::pending), ok}, fw::code::pending, "B", {"A", "B"}, true},
+    {"error stops", {fw::status::error("api down"), ok, ok}, fw::code::error, "A", {"A"}, false},
+  };
+  for (auto& r : rows) {
+    SCOPED_TRACE(r.name);
+    harness h;
+    const char* names[] = {"A", "B", "C"};
+    h.profile.bind.clear();
+    for (size_t i = 0; i < 3; ++i) {
+      auto s = spec(names[i]);
+      s.bind = r.results[i];
+      h.add(s);
+      h.profile.bind.push_back(names[i]);
+    }
+    auto f = h.build();
+    ASSERT_TRUE(f);
+    fw::cycle_state st;
+    bool called = false;
+    auto s = f->run_bind(st, *test::test_pod(), "n1", [&](fw::status) { called = true; });
+    EXPECT_EQ(s.get_code(), r.want_code);
+    EXPECT_EQ(std::string(s.plugin()), r.want_plugin);
+    EXPECT_EQ(h.calls("bind"), r.want_called);
+    EXPECT_EQ(called, r.want_callback);
+  }
+}
+
+TEST(PostBind, EveryPluginRunsInOrderAndNothingChanges) {
+  harness h;
+  for (auto n : {"A", "B", "C"}) {
+    auto s = spec(n);
+    s.pre_bind = fw::status::error("irrelevant to PostBind");
+    h.add(s);
+  }
+  h.profile.post_bind = {"A", "B", "C"};
+  auto f = h.build();
+  ASSERT_TRUE(f);
+  fw::cycle_state st;
+  st.skip_filter_mask = 5;
+  f->run_post_bind(st, *test::test_pod(), "n1");
+  EXPECT_EQ(h.calls("postBind"), (strings{"A", "B", "C"}));
+  EXPECT_EQ(st.skip_filter_mask, 5u);
+  EXPECT_EQ(h.log->size(), 3u) << "PostBind calls no other point";
+}
+
+// --- build --------------------------------------------------------------------------------------
+
+TEST(FrameworkBuild, RejectsBadProfiles) {
+  struct row {
+    const char* name;
+    std::function<void(profile_config&)> edit;
+    std::string want_error;  // empty = builds
+  };
+  const std::vector<row> rows = {
+    {"minimal", [](profile_config&) {}, ""},
+    {"unknown plugin", [](profile_config& p) { p.filter = {"Nope"}; },
+     "profiles[0]: unknown plugin \"Nope\""},
+    {"plugin without the point", [](profile_config& p) { p.filter = {"Bare"}; },
+     "profiles[0].plugins.filter: plugin \"Bare\" does not extend filter"},
+    {"queue sort missing point", [](profile_config& p) { p.queue_sort = {"Bare"}; },
+     "profiles[0].plugins.queueSort: plugin \"Bare\" does not extend queueSort"},
+    {"no queue sort", [](profile_config& p) { p.queue_sort.clear(); },
+     "profiles[0].plugins.queueSort: exactly one queue sort plugin must be enabled, got 0"},
+    {"two queue sorts", [](profile_config& p) { p.queue_sort = {"Sort", "A"}; },
+     "profiles[0].plugins.queueSort: exactly one queue sort plugin must be enabled, got 2"},
+    {"no bind", [](profile_config& p) { p.bind.clear(); },
+     "profiles[0].plugins.bind: at least one bind plugin is required"},
+    {"factory error carries the args path",
+     [](profile_config& p) {
+       p.filter = {"Picky"};
+       p.plugin_args_path["Picky"] = "profiles[0].pluginConfig[2].args";
+     },
+     "profiles[0].pluginConfig[2].args.level: must be positive"},
+  };
+  for (auto& r : rows) {
+    SCOPED_TRACE(r.name);
+    harness h;
+    h.add(spec("A"));
+    ASSERT_TRUE(h.reg.add("Picky", [](const YAML::Node&, const std::string& path, const fw::handle&) {
+                       return result<std::shared_ptr<fw::plugin>>(error{path + ".level: must be positive"});
+                     }).ok());
+    r.edit(h.profile);
+    auto b = fw::framework::build(h.profile, h.reg, fw::handle{}, "profiles[0]");
+    if (r.want_error.empty()) {
+      EXPECT_TRUE(b.ok()) << (b.ok() ? "" : b.err().message);
+    } else {
+      ASSERT_FALSE(b.ok());
+      EXPECT_EQ(b.err().message, r.want_error);
+    }
+  }
+}
+
+TEST(FrameworkBuild, OnePluginInstanceServesAllItsPoints) {
+  harness h;
+  int built = 0;
+  ASSERT_TRUE(h.reg.add("Counted", [&built, log = h.log](const YAML::Node&, const std::string&, const fw::handle&) {
+                     ++built;
+                     return result<std::shared_ptr<fw::plugin>>(
+                       std::make_shared<test::fake_plugin>(spec("Counted"), log));
+                   }).ok());
+  h.profile.pre_filter = h.profile.filter = h.profile.score = h.profile.reserve = {"Counted"};
+  auto f = h.build();
+  ASSERT_TRUE(f);
+  EXPECT_EQ(built, 1);
+  EXPECT_EQ(f->filter_plugin_count(), 1u);
+  EXPECT_EQ(f->score_plugin_name(0), "Counted");
+}
+
+}  // namespace
+}  // namespace kas
