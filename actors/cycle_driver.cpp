@@ -128,7 +128,16 @@ void begin(self_ptr self, queued_pod_ptr qp) {
     const auto& pod = *qp->pod;
     const auto& snapr = *pc->snap;
     if (snapr.size() == 0) {
-      fail_unschedulable(self, pc, fw::status::error("no nodes available to schedule pods"), "");
+      // kube's ErrNoNodesAvailable is UnschedulableAndUnresolvable, not an Error: the pod waits in
+      // the unschedulable pool for a node event. As an Error it backed off, and with the idle skip
+      // it was retried at once, forever. No PostFilter, and the message is the error text.
+      failure_report r;
+      r.pod = qp;
+      r.cycle = pc->cycle;
+      r.result = fw::status(fw::code::unschedulable_and_unresolvable, "no nodes available to schedule pods");
+      r.message = "no nodes available to schedule pods";
+      report_failure(self, *st.wiring, std::move(r));
+      finish_cycle(self);
       return;
     }
     fw::pre_filter_result pr;

@@ -213,6 +213,12 @@ cluster_actor spawn_embedded_cluster(caf::actor_system& sys, const cluster_optio
         s.bind_conflicts = st.conflicts;
         return s;
       },
+      [=](list_atom) {
+        std::vector<pod_info_ptr> out;
+        out.reserve(self->state.pods.size());
+        for (auto& [uid, p] : self->state.pods) out.push_back(p);
+        return out;
+      },
     };
   });
 }

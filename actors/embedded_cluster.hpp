@@ -47,7 +47,9 @@ using cluster_actor = caf::typed_actor<
   // Record an Event.
   caf::reacts_to<record_atom, cluster_event_record>,
   // Counters.
-  caf::replies_to<stats_atom>::with<cluster_stats>>;
+  caf::replies_to<stats_atom>::with<cluster_stats>,
+  // Every stored pod, in no particular order (read-only; tests check invariants on it).
+  caf::replies_to<list_atom>::with<std::vector<pod_info_ptr>>>;
 
 struct cluster_options {
   size_t node_agents = 2;  // simulated kubelet actors (each serves a shard of the nodes)

@@ -260,11 +260,16 @@ void queue_state::flush(clock::time_point now) {
   for (auto& q : stale) move_to_active_or_backoff(q, now);
 }
 
-void queue_state::flush_backoff_now() {
+void queue_state::flush_backoff_now(int max_attempts) {
   while (!backoff_.empty()) {
     auto q = backoff_.begin()->second;
     backoff_.erase(backoff_.begin());
-    push_active(q);
+    if (q->attempts >= max_attempts) {
+      unschedulable_[q->pod->uid] = q;
+      location_[q->pod->uid] = "unschedulable";
+    } else {
+      push_active(q);
+    }
   }
 }
 

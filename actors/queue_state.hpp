@@ -65,8 +65,11 @@ public:
 
   // Moves expired backoff pods to activeQ, and pods unschedulable for too long out of the pool.
   void flush(clock::time_point now);
-  // Moves every backoff pod to activeQ at once (simulate's idle skip: no wall-clock waiting).
-  void flush_backoff_now();
+  // simulate's idle skip: moves every backoff pod to activeQ at once instead of waiting for the wall
+  // clock. A pod that already failed `max_attempts` times goes to the unschedulable pool instead
+  // (retried on a relevant event, like any unschedulable pod), so a pod that fails with an Error
+  // on every attempt cannot keep the queue busy forever.
+  void flush_backoff_now(int max_attempts);
   std::optional<clock::time_point> next_backoff_expiry() const;
 
   size_t active_size() const { return active_.size(); }

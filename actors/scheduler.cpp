@@ -36,7 +36,9 @@ result<scheduler_instance> start_scheduler(caf::actor_system& sys, const schedul
   fw::handle h;
   h.client = inst.client.get();
   h.waiting = inst.waiting.get();
-  auto reg = fw::in_tree_registry();
+  fw::registry in_tree;
+  if (!opts.registry) in_tree = fw::in_tree_registry();
+  const fw::registry& reg = opts.registry ? *opts.registry : in_tree;
   for (size_t i = 0; i < opts.profiles.size(); ++i) {
     auto f = fw::framework::build(opts.profiles[i], reg, h, "profiles[" + std::to_string(i) + "]");
     if (!f) return f.err();

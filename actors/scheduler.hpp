@@ -19,6 +19,9 @@ struct scheduler_options {
   runtime_config runtime;
   bool explain = false;
   bool skip_idle_backoff = false;  // simulate
+  // The plugin registry to build profiles from; null = fw::in_tree_registry(). Lets tests and
+  // out-of-tree builds add plugins. Only read during start_scheduler.
+  const fw::registry* registry = nullptr;
 };
 
 struct scheduler_instance {

@@ -35,7 +35,7 @@ void serve_waiting(self_ptr self) {
   auto now = queue_state::clock::now();
   if (st.opts.skip_idle_backoff && st.q->active_size() == 0 && st.q->in_flight_size() == 0 &&
       st.q->backoff_size() > 0)
-    st.q->flush_backoff_now();
+    st.q->flush_backoff_now(st.opts.idle_retry_limit);
   while (!st.waiting.empty() && st.q->active_size() > 0) {
     auto [rp, n] = st.waiting.front();
     st.waiting.erase(st.waiting.begin());

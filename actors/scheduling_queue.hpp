@@ -13,6 +13,9 @@ struct scheduling_queue_options {
   // simulate: when nothing is active or in flight, release backoff pods at once instead of waiting
   // for the wall clock (the order of events is unchanged; only idle time is skipped).
   bool skip_idle_backoff = false;
+  // With skip_idle_backoff: attempts after which a pod is parked instead of retried at once (kube
+  // would keep retrying it every podMaxBackoffSeconds; a replay reports its last error instead).
+  int idle_retry_limit = 8;
 };
 
 scheduling_queue_options default_queue_options();

@@ -51,6 +51,7 @@ using start_atom = caf::atom_constant<caf::atom("start")>;
 using result_atom = caf::atom_constant<caf::atom("result")>;
 using outcomes_atom = caf::atom_constant<caf::atom("outcomes")>;
 using link_atom = caf::atom_constant<caf::atom("wire")>;
+using list_atom = caf::atom_constant<caf::atom("list")>;
 
 // --- cluster events ------------------------------------------------------------------------------
 
@@ -198,6 +199,7 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kas::explain_record)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::vector<kas::explain_record>)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kas::snapshot_ptr)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kas::pod_info_ptr)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::vector<kas::pod_info_ptr>)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kas::node_info_ptr)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::vector<kas::queued_pod_ptr>)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::function<void(kas::fw::status)>)

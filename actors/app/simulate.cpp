@@ -196,14 +196,17 @@ int run_simulate(const simulate_args& args) {
       r.outcome = it->second;
     } else {
       r.outcome.status = "Unschedulable";
-      bool ours = false;
-      for (auto& prof : cfg->profiles) ours |= prof.scheduler_name == p->scheduler_name;
-      if (!ours)
+      const fw::framework* fwk = nullptr;
+      for (auto& f : sched->frameworks)
+        if (f->scheduler_name() == p->scheduler_name) fwk = f.get();
+      if (!fwk) {
         r.outcome.message = "schedulerName \"" + p->scheduler_name + "\" matches no profile; left to another scheduler";
-      else if (p->has_scheduling_gates())
-        r.outcome.message = "Scheduling is blocked due to non-empty scheduling gates";
-      else
-        r.outcome.message = "not scheduled";
+      } else {
+        // Never popped: a PreEnqueue plugin (SchedulingGates) keeps it out of activeQ. Its status is
+        // the reason, e.g. "waiting for scheduling gates: [example.com/quota-check]".
+        auto s = fwk->run_pre_enqueue(*p);
+        r.outcome.message = s.is_success() ? "not scheduled" : s.message();
+      }
     }
     auto e = explain_by_pod.find(p->ns + "/" + p->name);
     if (e != explain_by_pod.end()) r.explain = e->second;

@@ -45,6 +45,23 @@ struct node_spec {
   std::vector<taint_spec> taints;
 };
 
+inline pod_spec pod(std::string name, std::string cpu, std::string mem) {
+  pod_spec s;
+  s.name = std::move(name);
+  s.cpu = std::move(cpu);
+  s.mem = std::move(mem);
+  return s;
+}
+
+inline node_spec node(std::string name, std::string cpu = "4", std::string mem = "8Gi", std::string pods = "110") {
+  node_spec s;
+  s.name = std::move(name);
+  s.cpu = std::move(cpu);
+  s.mem = std::move(mem);
+  s.pods = std::move(pods);
+  return s;
+}
+
 inline std::string quoted(const std::string& s) { return "\"" + s + "\""; }
 
 inline pod_info_ptr make_pod(const pod_spec& s) {

@@ -3,7 +3,6 @@
 #include "config/cluster_manifests.hpp"
 
 #include <fstream>
-#include <iostream>
 #include <map>
 #include <string>
 #include <vector>
@@ -44,7 +43,6 @@ TEST_P(ManifestErrorTest, NamesFileDocumentAndField) {
   std::string msg = load_and_compile(c.files);
   ASSERT_FALSE(msg.empty()) << "expected an error";
   EXPECT_EQ(msg.find('\n'), std::string::npos) << "one line: " << msg;
-  std::cout << "  message: " << msg << "\n";
   for (auto& w : c.want) EXPECT_NE(msg.find(w), std::string::npos) << "missing \"" << w << "\" in: " << msg;
 }
 

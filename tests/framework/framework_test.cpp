@@ -229,8 +229,9 @@ TEST(PostFilter, FirstDecisiveStatusReturnsElseAllReasons) {
     auto s = f->run_post_filter(st, *test::test_pod(), snapshot{}, fw::node_to_status{}, out);
     EXPECT_EQ(s.get_code(), r.want_code);
     EXPECT_EQ(std::string(s.plugin()), r.want_plugin);
-    if (r.want_code != fw::code::error)
+    if (r.want_code != fw::code::error) {
       EXPECT_EQ(strings(s.reasons().begin(), s.reasons().end()), r.want_reasons);
+    }
     EXPECT_EQ(h.calls("postFilter"), r.want_called);
   }
 }
@@ -323,7 +324,9 @@ TEST(Score, NormalizeOnlyWhereDeclaredWeightsMultiplyRangeIsChecked) {
     EXPECT_EQ(s.get_code(), r.want_code);
     EXPECT_EQ(std::string(s.plugin()), r.want_plugin);
     EXPECT_EQ(s.message(), r.want_message);
-    if (r.want_code == fw::code::success) EXPECT_EQ(totals, r.want_totals);
+    if (r.want_code == fw::code::success) {
+      EXPECT_EQ(totals, r.want_totals);
+    }
     EXPECT_EQ(h.calls("normalize"), r.want_normalized);
   }
 }

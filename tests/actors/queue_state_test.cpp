@@ -1,0 +1,413 @@
+// queue_state without an actor system: ordering, gating, the unschedulable pool, backoff and
+// event-driven requeue. Time is injected (time points), so nothing sleeps.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "actors/queue_state.hpp"
+#include "config/profile.hpp"
+#include "tests/actors/actor_fixtures.hpp"
+
+namespace kas {
+namespace {
+
+using namespace std::chrono_literals;
+using clock_type = queue_state::clock;
+using test::make_node;
+using test::make_pod;
+using test::node_spec;
+using test::pod_spec;
+using test::node;
+using test::pod;
+
+const clock_type::time_point t0 = clock_type::time_point(std::chrono::hours(1));
+
+fw::framework_ptr default_framework() {
+  auto f = fw::framework::build(default_profile(), fw::in_tree_registry(), fw::handle{}, "profiles[0]");
+  EXPECT_TRUE(f.ok()) << (f.ok() ? "" : f.err().message);
+  return *f;
+}
+
+queue_state make_queue() { return queue_state({default_framework()}, queue_options{}); }
+
+// Pops `uid` (it must be the only active pod) and fails it as rejected by `plugins`.
+fw::queued_pod_info pop_one(queue_state& q, const std::string& uid, clock_type::time_point now) {
+  auto popped = q.pop(1, now);
+  EXPECT_EQ(popped.size(), 1u);
+  if (popped.empty()) return {};
+  EXPECT_EQ(popped[0]->pod->uid, uid);
+  return *popped[0];
+}
+
+void fail(queue_state& q, fw::queued_pod_info info, std::set<std::string_view> plugins, bool is_error,
+          clock_type::time_point now) {
+  info.unschedulable_plugins = std::move(plugins);
+  q.add_unschedulable(info, q.scheduling_cycle(), is_error, now);
+}
+
+// A cluster event with the objects it carries; the objects outlive the queue's event log.
+struct event_fixture {
+  fw::cluster_event ev;
+  pod_info_ptr old_pod, new_pod;
+  node_info_ptr new_node;
+  fw::event_objects objs() const {
+    fw::event_objects o;
+    o.old_pod = old_pod.get();
+    o.new_pod = new_pod.get();
+    o.new_node = new_node.get();
+    return o;
+  }
+};
+
+event_fixture node_add(const std::string& name, const std::string& cpu) {
+  event_fixture e;
+  e.ev = {fw::event_resource::node, fw::act_add, "NodeAdd"};
+  e.new_node = make_node(node(name, cpu, "8Gi"));
+  return e;
+}
+
+event_fixture assigned_pod_delete(const std::string& name) {
+  event_fixture e;
+  e.ev = {fw::event_resource::assigned_pod, fw::act_delete, "AssignedPodDelete"};
+  pod_spec s = pod(name, "1", "1Gi");
+  s.node = "n1";
+  e.old_pod = make_pod(s);
+  return e;
+}
+
+event_fixture assigned_pod_add(const std::string& name) {
+  event_fixture e;
+  e.ev = {fw::event_resource::assigned_pod, fw::act_add, "AssignedPodAdd"};
+  pod_spec s = pod(name, "1", "1Gi");
+  s.node = "n1";
+  e.new_pod = make_pod(s);
+  return e;
+}
+
+event_fixture pvc_add() {
+  event_fixture e;
+  e.ev = {fw::event_resource::pvc, fw::act_add, "PersistentVolumeClaimAdd"};
+  return e;
+}
+
+void send(queue_state& q, const event_fixture& e, clock_type::time_point now) {
+  auto keep = std::make_shared<event_fixture>(e);
+  q.on_event(keep->ev, keep->objs(), keep, now);
+}
+
+std::vector<std::string> pop_names(queue_state& q, size_t n, clock_type::time_point now) {
+  std::vector<std::string> out;
+  for (auto& p : q.pop(n, now)) out.push_back(p->pod->name);
+  return out;
+}
+
+// --- PrioritySort -------------------------------------------------------------------------------
+
+TEST(QueueStateTest, PrioritySortOrder) {
+  struct added {
+    std::string name;
+    int32_t priority;
+    std::chrono::milliseconds at;
+  };
+  struct tc {
+    std::string name;
+    std::vector<added> pods;
+    std::vector<std::string> want;
+  };
+  std::vector<tc> cases = {
+    {"higher priority first", {{"low", 0, 0ms}, {"high", 100, 1ms}, {"mid", 10, 2ms}}, {"high", "mid", "low"}},
+    {"fifo within a priority", {{"c", 5, 3ms}, {"a", 5, 1ms}, {"b", 5, 2ms}}, {"a", "b", "c"}},
+    {"priority beats age", {{"old", 0, 0ms}, {"young-high", 1, 9ms}, {"older", 0, 1ms}}, {"young-high", "old", "older"}},
+    {"negative priority last", {{"neg", -5, 0ms}, {"zero", 0, 5ms}}, {"zero", "neg"}},
+  };
+  for (auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    auto q = make_queue();
+    for (auto& a : c.pods) {
+      pod_spec s = pod(a.name, "100m", "64Mi");
+      s.priority = a.priority;
+      q.add(make_pod(s), t0 + a.at);
+    }
+    EXPECT_EQ(q.active_size(), c.pods.size());
+    EXPECT_EQ(pop_names(q, c.pods.size(), t0 + 1s), c.want);
+  }
+}
+
+// --- PreEnqueue (SchedulingGates) ---------------------------------------------------------------
+
+TEST(QueueStateTest, GatedPodsWaitForTheGatesToBeRemoved) {
+  auto q = make_queue();
+  pod_spec gated = pod("g", "100m", "64Mi");
+  gated.gates = {"example.com/a", "example.com/b"};
+  auto v1 = make_pod(gated);
+  q.add(v1, t0);
+  EXPECT_EQ(q.where("g"), "gated");
+  EXPECT_EQ(q.gated_size(), 1u);
+  EXPECT_TRUE(q.pop(10, t0).empty());
+
+  // Removing one gate of two keeps it gated.
+  gated.gates = {"example.com/b"};
+  auto v2 = make_pod(gated);
+  q.update(v1, v2, t0 + 1s);
+  EXPECT_EQ(q.where("g"), "gated");
+  // An unrelated cluster event does not lift a gate.
+  send(q, node_add("n9", "8"), t0 + 2s);
+  EXPECT_EQ(q.where("g"), "gated");
+
+  gated.gates.clear();
+  auto v3 = make_pod(gated);
+  q.update(v2, v3, t0 + 3s);
+  EXPECT_EQ(q.where("g"), "active");
+  EXPECT_EQ(q.gated_size(), 0u);
+  auto popped = q.pop(1, t0 + 4s);
+  ASSERT_EQ(popped.size(), 1u);
+  EXPECT_EQ(popped[0]->pod, v3);  // the updated object is what gets scheduled
+}
+
+// --- pop ----------------------------------------------------------------------------------------
+
+TEST(QueueStateTest, PopMarksInFlight) {
+  auto q = make_queue();
+  q.add(make_pod(pod("a", "1", "1Gi")), t0);
+  q.add(make_pod(pod("b", "1", "1Gi")), t0 + 1ms);
+  auto popped = q.pop(1, t0 + 5ms);
+  ASSERT_EQ(popped.size(), 1u);
+  EXPECT_EQ(popped[0]->pod->name, "a");
+  EXPECT_EQ(popped[0]->attempts, 1);
+  EXPECT_EQ(popped[0]->initial_attempt_ns, (t0 + 5ms).time_since_epoch().count());
+  EXPECT_EQ(q.where("a"), "in-flight");
+  EXPECT_EQ(q.in_flight_size(), 1u);
+  EXPECT_EQ(q.active_size(), 1u);
+  EXPECT_EQ(q.scheduling_cycle(), 1u);
+  q.done("a");
+  EXPECT_FALSE(q.contains("a"));
+  EXPECT_EQ(q.in_flight_size(), 0u);
+}
+
+// --- add_unschedulable --------------------------------------------------------------------------
+
+TEST(QueueStateTest, FailedPodGoesToUnschedulableOrBackoff) {
+  struct tc {
+    std::string name;
+    std::set<std::string_view> rejected_by;
+    bool is_error;
+    std::vector<event_fixture> while_in_flight;
+    std::string want;
+  };
+  std::vector<tc> cases = {
+    {"no event meanwhile", {"NodeResourcesFit"}, false, {}, "unschedulable"},
+    {"node add that fits, rejected by NodeResourcesFit", {"NodeResourcesFit"}, false, {node_add("n9", "8")}, "backoff"},
+    {"node add too small for the pod", {"NodeResourcesFit"}, false, {node_add("n9", "1")}, "unschedulable"},
+    {"assigned pod delete, rejected by NodeResourcesFit", {"NodeResourcesFit"}, false, {assigned_pod_delete("x")},
+     "backoff"},
+    {"assigned pod add: NodeResourcesFit did not register it", {"NodeResourcesFit"}, false, {assigned_pod_add("x")},
+     "unschedulable"},
+    {"event nobody registered for", {"NodeResourcesFit"}, false, {pvc_add()}, "unschedulable"},
+    {"relevant to another plugin only", {"TaintToleration"}, false, {assigned_pod_delete("x")}, "unschedulable"},
+    {"error goes to backoff", {}, true, {}, "backoff"},
+  };
+  for (auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    auto q = make_queue();
+    q.add(make_pod(pod("p", "2", "1Gi")), t0);
+    auto info = pop_one(q, "p", t0 + 1ms);
+    for (auto& e : c.while_in_flight) send(q, e, t0 + 2ms);
+    fail(q, info, c.rejected_by, c.is_error, t0 + 3ms);
+    EXPECT_EQ(q.where("p"), c.want);
+    EXPECT_EQ(q.in_flight_size(), 0u);
+  }
+}
+
+TEST(QueueStateTest, EventBeforePopDoesNotCount) {
+  // Only events that arrive while the pod is in flight can have been missed by its cycle.
+  auto q = make_queue();
+  q.add(make_pod(pod("p", "2", "1Gi")), t0);
+  send(q, node_add("n9", "8"), t0);
+  auto info = pop_one(q, "p", t0 + 1ms);
+  fail(q, info, {"NodeResourcesFit"}, false, t0 + 2ms);
+  EXPECT_EQ(q.where("p"), "unschedulable");
+}
+
+// --- backoff ------------------------------------------------------------------------------------
+
+TEST(QueueStateTest, BackoffDuration) {
+  auto q = make_queue();
+  std::vector<std::pair<int, std::chrono::nanoseconds>> cases = {{1, 1s}, {2, 2s}, {3, 4s},
+                                                                  {4, 8s}, {5, 10s}, {6, 10s}, {40, 10s}};
+  for (auto& [attempts, want] : cases) EXPECT_EQ(q.backoff_duration(attempts), want) << "attempts " << attempts;
+}
+
+TEST(QueueStateTest, FlushMovesExpiredBackoffToActive) {
+  auto q = make_queue();
+  q.add(make_pod(pod("p", "1", "1Gi")), t0);
+  auto info = pop_one(q, "p", t0);
+  fail(q, info, {}, true, t0 + 10ms);  // attempt 1: 1 s backoff from t0+10ms
+  ASSERT_EQ(q.where("p"), "backoff");
+  ASSERT_TRUE(q.next_backoff_expiry().has_value());
+  EXPECT_EQ(*q.next_backoff_expiry(), t0 + 1010ms);
+  q.flush(t0 + 1009ms);
+  EXPECT_EQ(q.where("p"), "backoff");
+  q.flush(t0 + 1010ms);
+  EXPECT_EQ(q.where("p"), "active");
+
+  // Second failure: 2 s.
+  info = pop_one(q, "p", t0 + 2s);
+  EXPECT_EQ(info.attempts, 2);
+  fail(q, info, {}, true, t0 + 2s);
+  q.flush(t0 + 3999ms);
+  EXPECT_EQ(q.where("p"), "backoff");
+  q.flush(t0 + 4s);
+  EXPECT_EQ(q.where("p"), "active");
+}
+
+TEST(QueueStateTest, FlushBackoffNowReleasesEverything) {
+  auto q = make_queue();
+  for (auto name : {"a", "b"}) q.add(make_pod(pod(name, "1", "1Gi")), t0);
+  for (auto& p : q.pop(2, t0)) fail(q, *p, {}, true, t0);
+  EXPECT_EQ(q.backoff_size(), 2u);
+  q.flush_backoff_now(8);
+  EXPECT_EQ(q.backoff_size(), 0u);
+  EXPECT_EQ(q.active_size(), 2u);
+}
+
+TEST(QueueStateTest, FlushBackoffNowParksPodsPastTheRetryLimit) {
+  auto q = make_queue();
+  q.add(make_pod(pod("p", "1", "1Gi")), t0);
+  for (int attempt = 1; attempt <= 3; ++attempt) {
+    auto info = pop_one(q, "p", t0);
+    EXPECT_EQ(info.attempts, attempt);
+    fail(q, info, {}, true, t0);
+    q.flush_backoff_now(3);
+  }
+  // Third Error: parked in the unschedulable pool instead of being retried at once, forever.
+  EXPECT_EQ(q.where("p"), "unschedulable");
+  EXPECT_EQ(q.active_size(), 0u);
+  EXPECT_EQ(q.backoff_size(), 0u);
+}
+
+TEST(QueueStateTest, OldUnschedulablePodsAreFlushed) {
+  auto q = make_queue();
+  q.add(make_pod(pod("p", "1", "1Gi")), t0);
+  auto info = pop_one(q, "p", t0);
+  fail(q, info, {"NodeResourcesFit"}, false, t0);
+  ASSERT_EQ(q.where("p"), "unschedulable");
+  q.flush(t0 + 5min);
+  EXPECT_EQ(q.where("p"), "unschedulable");
+  q.flush(t0 + 5min + 1ms);
+  // Its backoff (1 s) expired long ago, so it goes straight to activeQ.
+  EXPECT_EQ(q.where("p"), "active");
+}
+
+// --- on_event -----------------------------------------------------------------------------------
+
+TEST(QueueStateTest, OnEventMovesOnlyInterestedPods) {
+  struct tc {
+    std::string name;
+    std::set<std::string_view> rejected_by;
+    event_fixture event;
+    std::chrono::milliseconds at;  // after the failure
+    std::string want;
+  };
+  std::vector<tc> cases = {
+    {"NodeAdd moves a NodeResourcesFit rejection (backoff pending)", {"NodeResourcesFit"}, node_add("n9", "8"), 10ms,
+     "backoff"},
+    {"NodeAdd moves a NodeResourcesFit rejection (backoff over)", {"NodeResourcesFit"}, node_add("n9", "8"), 2s,
+     "active"},
+    {"NodeAdd of a node too small: hint says skip", {"NodeResourcesFit"}, node_add("n9", "500m"), 2s,
+     "unschedulable"},
+    {"assigned pod delete moves a NodeResourcesFit rejection", {"NodeResourcesFit"}, assigned_pod_delete("x"), 2s,
+     "active"},
+    {"event nobody registered for moves nothing", {"NodeResourcesFit"}, pvc_add(), 2s, "unschedulable"},
+    {"assigned pod add is not NodeResourcesFit's", {"NodeResourcesFit"}, assigned_pod_add("x"), 2s, "unschedulable"},
+    {"NodeAdd moves a NodePorts rejection", {"NodePorts"}, node_add("n9", "500m"), 2s, "active"},
+  };
+  for (auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    auto q = make_queue();
+    q.add(make_pod(pod("p", "2", "1Gi")), t0);
+    auto info = pop_one(q, "p", t0);
+    fail(q, info, c.rejected_by, false, t0);
+    ASSERT_EQ(q.where("p"), "unschedulable");
+    send(q, c.event, t0 + c.at);
+    EXPECT_EQ(q.where("p"), c.want);
+  }
+}
+
+TEST(QueueStateTest, OnEventLeavesOtherPodsAlone) {
+  auto q = make_queue();
+  q.add(make_pod(pod("fit", "2", "1Gi")), t0);
+  q.add(make_pod(pod("taint", "2", "1Gi")), t0 + 1ms);
+  auto popped = q.pop(2, t0 + 2ms);
+  ASSERT_EQ(popped.size(), 2u);
+  fail(q, *popped[0], {"NodeResourcesFit"}, false, t0 + 3ms);
+  fail(q, *popped[1], {"NodeAffinity"}, false, t0 + 3ms);
+  send(q, assigned_pod_delete("x"), t0 + 5s);
+  EXPECT_EQ(q.where("fit"), "active");
+  EXPECT_EQ(q.where("taint"), "unschedulable");
+}
+
+// --- remove -------------------------------------------------------------------------------------
+
+TEST(QueueStateTest, RemoveFromEachLocation) {
+  struct tc {
+    std::string name;
+    std::string location;
+  };
+  std::vector<tc> cases = {{"active", "active"},
+                           {"gated", "gated"},
+                           {"in flight", "in-flight"},
+                           {"unschedulable", "unschedulable"},
+                           {"backoff", "backoff"}};
+  for (auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    auto q = make_queue();
+    pod_spec s = pod("p", "1", "1Gi");
+    if (c.location == "gated") s.gates = {"g"};
+    q.add(make_pod(s), t0);
+    fw::queued_pod_info info;
+    if (c.location != "active" && c.location != "gated") info = pop_one(q, "p", t0);
+    if (c.location == "unschedulable") fail(q, info, {"NodeResourcesFit"}, false, t0);
+    if (c.location == "backoff") fail(q, info, {}, true, t0);
+    ASSERT_EQ(q.where("p"), c.location);
+    q.remove("p");
+    EXPECT_FALSE(q.contains("p"));
+    EXPECT_EQ(q.active_size() + q.backoff_size() + q.unschedulable_size() + q.gated_size() + q.in_flight_size(), 0u);
+    EXPECT_TRUE(q.pop(1, t0 + 1h).empty());
+    if (c.location == "in-flight") {
+      // The cycle's late failure report must not resurrect a deleted pod.
+      fail(q, info, {}, true, t0 + 1s);
+      EXPECT_FALSE(q.contains("p"));
+      q.flush(t0 + 1h);
+      EXPECT_EQ(q.active_size(), 0u);
+    }
+  }
+}
+
+// --- profiles -----------------------------------------------------------------------------------
+
+TEST(QueueStateTest, UnknownSchedulerNameIsIgnored) {
+  auto q = make_queue();
+  pod_spec other = pod("other", "1", "1Gi");
+  other.scheduler_name = "someone-else";
+  auto p = make_pod(other);
+  EXPECT_EQ(q.framework_for(*p), nullptr);
+  q.add(p, t0);
+  EXPECT_FALSE(q.contains("other"));
+  EXPECT_EQ(q.active_size(), 0u);
+  q.add(make_pod(pod("mine", "1", "1Gi")), t0);
+  EXPECT_EQ(pop_names(q, 5, t0), std::vector<std::string>{"mine"});
+}
+
+TEST(QueueStateTest, DuplicateAddIsIgnored) {
+  auto q = make_queue();
+  auto p = make_pod(pod("p", "1", "1Gi"));
+  q.add(p, t0);
+  q.add(p, t0 + 1s);
+  EXPECT_EQ(q.active_size(), 1u);
+}
+
+}  // namespace
+}  // namespace kas
