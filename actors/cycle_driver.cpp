@@ -171,7 +171,9 @@ void begin(self_ptr self, queued_pod_ptr qp) {
       std::string msg = "node(s) didn't satisfy plugin(s) [";
       for (size_t i = 0; i < plugins.size(); ++i) msg += (i ? " " : "") + std::string(plugins[i]);
       msg += "]";
+      // Named after the narrowing plugin, so the queue requeues the pod on that plugin's events.
       pc->statuses.absent = fw::status(fw::code::unschedulable_and_unresolvable, fw::intern(msg));
+      if (!plugins.empty()) pc->statuses.absent->with_plugin(pr.from_plugins.front());
     }
     bool explain = st.opts.explain;
     pc->want = explain ? pc->order.size()

@@ -12,21 +12,6 @@
 
 namespace kas {
 
-// An Event object as the cluster stores it (core/v1 Event, reduced).
-struct cluster_event_record {
-  std::string type;    // Normal | Warning
-  std::string reason;  // Scheduled | FailedScheduling | Preempted
-  std::string pod_uid, pod_key;
-  std::string message;
-};
-
-// Counters the cluster exposes to `simulate` and tests.
-struct cluster_stats {
-  size_t nodes = 0, pods = 0, bound = 0, running = 0, events = 0;
-  uint64_t resource_version = 0;
-  size_t bind_conflicts = 0;
-};
-
 using watcher_actor = caf::typed_actor<
   // A change in the cluster, in resourceVersion order.
   caf::reacts_to<event_atom, cluster_change_ptr>>;
@@ -58,6 +43,3 @@ struct cluster_options {
 cluster_actor spawn_embedded_cluster(caf::actor_system& sys, const cluster_options& opts);
 
 }  // namespace kas
-
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kas::cluster_event_record)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kas::cluster_stats)

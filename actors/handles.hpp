@@ -75,7 +75,8 @@ using driver_actor = caf::typed_actor<
   // Start pulling pods from the queue.
   caf::reacts_to<start_atom>>;
 
-// Every handle of one scheduler instance; sent to each actor once, after all are spawned.
+// Every handle of one scheduler instance. The assembler fills it once, after spawning every actor
+// and before any message flows; actors hold it as shared_ptr<const pipeline> and only read it.
 struct pipeline {
   cluster_actor cluster;
   snapshot_cache_actor cache;
@@ -85,8 +86,5 @@ struct pipeline {
   std::vector<binder_actor> binders;
   recorder_actor recorder;
 };
-using pipeline_ptr = std::shared_ptr<const pipeline>;
 
 }  // namespace kas
-
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kas::pipeline_ptr)

@@ -213,15 +213,24 @@ result<std::vector<toleration>> compile_tolerations(const k8s::core::PodSpec& sp
   return out;
 }
 
-// Only regular containers' host ports count, as in kube's NodeInfo.updateUsedPorts / NodePorts.
+// kube's schedutil.GetHostPorts (used by both NodeInfo's used ports and NodePorts): the host ports
+// of restartable (sidecar) init containers, which run for the pod's whole life, then of regular
+// containers; plain init containers have exited before the app starts. For a hostNetwork pod the
+// apiserver's SetDefaults_Pod has set every port's hostPort to its containerPort (containers and
+// init containers alike), so such a pod holds its container ports on the node.
 std::vector<host_port> compile_host_ports(const k8s::core::PodSpec& spec) {
   std::vector<host_port> out;
-  for (const auto& c : spec.containers())
+  auto add = [&](const k8s::core::Container& c) {
     for (const auto& p : c.ports()) {
-      if (p.host_port() <= 0) continue;
+      int32_t port = p.host_port() == 0 && spec.host_network() ? p.container_port() : p.host_port();
+      if (port <= 0) continue;
       out.push_back(host_port{p.protocol().empty() ? "TCP" : p.protocol(),
-                              p.host_ip().empty() ? "0.0.0.0" : p.host_ip(), p.host_port()});
+                              p.host_ip().empty() ? "0.0.0.0" : p.host_ip(), port});
     }
+  };
+  for (const auto& c : spec.init_containers())
+    if (c.restart_policy() == "Always") add(c);
+  for (const auto& c : spec.containers()) add(c);
   return out;
 }
 

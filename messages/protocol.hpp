@@ -68,6 +68,21 @@ struct cluster_change {
 };
 using cluster_change_ptr = std::shared_ptr<const cluster_change>;
 
+// An Event object as the cluster stores it (core/v1 Event, reduced).
+struct cluster_event_record {
+  std::string type;    // Normal | Warning
+  std::string reason;  // Scheduled | FailedScheduling | Preempted
+  std::string pod_uid, pod_key;
+  std::string message;
+};
+
+// Counters the cluster exposes to `simulate` and tests.
+struct cluster_stats {
+  size_t nodes = 0, pods = 0, bound = 0, running = 0, events = 0;
+  uint64_t resource_version = 0;
+  size_t bind_conflicts = 0;
+};
+
 // --- scheduling pipeline ---------------------------------------------------------------------------
 
 // A pod handed out by the queue, with its queue bookkeeping.
@@ -182,6 +197,8 @@ struct explain_record {
 }  // namespace kas
 
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kas::fw::status)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kas::cluster_event_record)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kas::cluster_stats)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kas::cluster_change_ptr)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kas::queued_pod_ptr)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kas::failure)

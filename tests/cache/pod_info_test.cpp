@@ -192,7 +192,9 @@ TEST(CompilePod, MetadataDefaultsAndFields) {
   c->add_ports()->set_container_port(9090);  // no host port: ignored
   auto* init = test::add_container(spec, {}, {}, true, true);
   init->set_image("envoy");
-  init->add_ports()->set_host_port(9999);  // only regular containers' ports count (kube)
+  init->add_ports()->set_host_port(9999);  // a sidecar runs all along: its port counts, listed first
+  auto* plain_init = test::add_container(spec, {}, {}, true, false);
+  plain_init->add_ports()->set_host_port(7777);  // a plain init container has exited: ignored
 
   auto info = test::compile_ok(pod);
   ASSERT_TRUE(info);
@@ -208,14 +210,45 @@ TEST(CompilePod, MetadataDefaultsAndFields) {
   EXPECT_EQ(*info->node_selector.get("zone"), "a");
   EXPECT_TRUE(info->has_scheduling_gates());
   EXPECT_EQ(info->images, (std::vector<std::string>{"envoy", "nginx:1.25"}));
-  ASSERT_EQ(info->host_ports.size(), 2u);
-  EXPECT_EQ(info->host_ports[0], (host_port{"TCP", "0.0.0.0", 8080}));
-  EXPECT_EQ(info->host_ports[1], (host_port{"UDP", "10.0.0.1", 53}));
+  ASSERT_EQ(info->host_ports.size(), 3u);
+  EXPECT_EQ(info->host_ports[0], (host_port{"TCP", "0.0.0.0", 9999}));
+  EXPECT_EQ(info->host_ports[1], (host_port{"TCP", "0.0.0.0", 8080}));
+  EXPECT_EQ(info->host_ports[2], (host_port{"UDP", "10.0.0.1", 53}));
   EXPECT_FALSE(info->required_node_affinity.has_value());
 
   auto bound = with_node_name(*info, "n1");
   EXPECT_EQ(bound->node_name, "n1");
   EXPECT_EQ(info->node_name, "");
+}
+
+// The apiserver defaults hostPort to containerPort for a hostNetwork pod (SetDefaults_Pod), in
+// containers and init containers; an explicit hostPort is kept.
+TEST(CompilePod, HostNetworkDefaultsHostPorts) {
+  auto pod = test::make_pod("dns");
+  auto* spec = pod->mutable_spec();
+  spec->set_host_network(true);
+  auto* c = test::add_container(spec, {});
+  auto* udp = c->add_ports();
+  udp->set_container_port(53);
+  udp->set_protocol("UDP");
+  auto* fixed = c->add_ports();
+  fixed->set_container_port(8080);
+  fixed->set_host_port(8080);
+  auto* side = test::add_container(spec, {}, {}, true, true);
+  side->add_ports()->set_container_port(9100);
+  auto info = test::compile_ok(pod);
+  ASSERT_TRUE(info);
+  ASSERT_EQ(info->host_ports.size(), 3u);
+  EXPECT_EQ(info->host_ports[0], (host_port{"TCP", "0.0.0.0", 9100}));
+  EXPECT_EQ(info->host_ports[1], (host_port{"UDP", "0.0.0.0", 53}));
+  EXPECT_EQ(info->host_ports[2], (host_port{"TCP", "0.0.0.0", 8080}));
+
+  // Without hostNetwork a bare containerPort takes nothing on the host.
+  spec->set_host_network(false);
+  info = test::compile_ok(pod);
+  ASSERT_TRUE(info);
+  ASSERT_EQ(info->host_ports.size(), 1u);
+  EXPECT_EQ(info->host_ports[0], (host_port{"TCP", "0.0.0.0", 8080}));
 }
 
 TEST(CompilePod, NodeAffinity) {
