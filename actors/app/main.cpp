@@ -4,6 +4,7 @@
 #include <iostream>
 #include <string>
 
+#include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
 #include "actors/app/cli.hpp"
@@ -46,6 +47,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   std::string cmd = argv[1];
+  // Logs go to stderr: stdout carries the command's output (JSON or table).
+  spdlog::set_default_logger(spdlog::stderr_color_mt("kube-actor-scheduler"));
   set_verbosity(0);
   if (cmd == "simulate") {
     kas::simulate_args a;

@@ -17,6 +17,8 @@ example-ports
 example-resources-extended
 example-cluster-dump
 example-cluster-list
+example-parity-ports
+example-parity-resources
 bad-missing-file
 bad-invalid-yaml
 bad-invalid-json
@@ -125,6 +127,8 @@ case "$name" in
   example-resources-extended) example resources-extended ;;
   example-cluster-dump) example cluster-dump ;;
   example-cluster-list) example cluster-list ;;
+  example-parity-ports) example parity-ports ;;
+  example-parity-resources) example parity-resources ;;
   bad-missing-file)
     bad "$tmp/absent.yaml" -- --cluster "$tmp/absent.yaml" ;;
   bad-invalid-yaml)
