@@ -35,6 +35,14 @@ bad-duplicate-node-across-files
 bad-duplicate-pod
 bad-pod-on-unknown-node
 bad-unknown-priority-class
+explain-json
+verbose-keeps-stdout-json
+config-runtime
+bad-config-unknown-field
+bad-config-value
+bad-config-duplicate-profile
+bad-config-missing-file
+bad-output-format
 CASES
 }
 
@@ -66,7 +74,7 @@ example() {
   local file=$examples/$1.yaml
   [ -f "$file" ] || file=$examples/$1.json
   [ -f "$file" ] || fail "no example $1"
-  run --cluster "$file"
+  run --cluster "$file" "${@:2}"
   [ "$rc" -eq 0 ] || { show; fail "exit code $rc, want 0"; }
   python3 - "$expected/$1.json" "$tmp/out" <<'PY' || { show; fail "output differs from expected/$1.json"; }
 import json, sys
@@ -167,6 +175,52 @@ case "$name" in
   bad-unknown-priority-class)
     bad "unknown-priority-class.yaml: document 1" "spec.priorityClassName" "gold" \
       -- --cluster "$f/unknown-priority-class.yaml" ;;
+  explain-json)
+    # --explain: every filter plugin's verdict per node and every score plugin's three scores.
+    run --cluster "$examples/taints.yaml" --explain
+    [ "$rc" -eq 0 ] || { show; fail "exit code $rc"; }
+    python3 - "$tmp/out" <<'PY' || { show; fail "explain output is incomplete"; }
+import json, sys
+d = json.load(open(sys.argv[1]))
+pods = {p["name"]: p for p in d["pods"]}
+plain = pods["plain"]["explain"]
+assert set(plain["filters"]) == {"t1", "t2", "t3", "t4", "t5"}, plain["filters"].keys()
+assert plain["filters"]["t5"]["NodeUnschedulable"].startswith("UnschedulableAndUnresolvable"), plain["filters"]["t5"]
+assert plain["filters"]["t4"]["TaintToleration"] == "Success"
+assert plain["selected"] == pods["plain"]["node"]
+rows = {r["node"]: r for r in plain["scores"]}
+tt = {p["plugin"]: p for p in rows["t3"]["plugins"]}["TaintToleration"]
+assert (tt["raw"], tt["normalized"], tt["weighted"]) == (1, 0, 0), tt  # one PreferNoSchedule taint, weight 3
+assert all(r["total"] == sum(p["weighted"] for p in r["plugins"]) for r in plain["scores"])
+assert pods["too-big"]["explain"]["selected"] is None
+PY
+    ;;
+  verbose-keeps-stdout-json)
+    run --cluster "$examples/basic.yaml" -v 4
+    [ "$rc" -eq 0 ] || { show; fail "exit code $rc"; }
+    python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$tmp/out" || { show; fail "stdout is not pure JSON under -v 4"; }
+    grep -q "Scheduled default/small on n1" "$tmp/err" || { show; fail "-v 4 does not log scheduling decisions on stderr"; }
+    ;;
+  config-runtime)
+    # threads/workers/binders/pipelineDepth from an ActorRuntimeConfiguration give the same placements.
+    example basic --config "$root/tests/fixtures/configs/runtime.yaml" ;;
+  bad-config-unknown-field)
+    bad "unknown-field.yaml: document 1" "wokers" "unknown field" -- --cluster "$examples/basic.yaml" \
+      --config "$root/tests/fixtures/configs/unknown-field.yaml" ;;
+  bad-config-value)
+    bad "bad-value.yaml: document 1" "binders" -- --cluster "$examples/basic.yaml" \
+      --config "$root/tests/fixtures/configs/bad-value.yaml" ;;
+  bad-config-duplicate-profile)
+    bad "duplicate-profile.yaml: document 1" "profiles[1].schedulerName" "Duplicate" -- --cluster "$examples/basic.yaml" \
+      --config "$root/tests/fixtures/configs/duplicate-profile.yaml" ;;
+  bad-config-missing-file)
+    bad "$tmp/none.yaml" -- --cluster "$examples/basic.yaml" --config "$tmp/none.yaml" ;;
+  bad-output-format)
+    "$bin" simulate --cluster "$examples/basic.yaml" --output yaml >"$tmp/out" 2>"$tmp/err"
+    rc=$?
+    [ "$rc" -eq 2 ] || { show; fail "exit code $rc, want 2"; }
+    grep -q -- "--output" "$tmp/err" || { show; fail "stderr does not name --output"; }
+    ;;
   *) fail "unknown case (see --list)" ;;
 esac
 echo "ok [$name]"
