@@ -10,7 +10,10 @@ filter_reply run_filter_work(const filter_work& w) {
     const node_info& node = w.snap->node(w.nodes[off]);
     ++rep.examined;
     if (w.explain) rep.verdicts.emplace_back(off, w.fwk->explain_filter(*w.state, *w.pod, node));
-    auto s = w.fwk->run_filter(*w.state, *w.pod, node);
+    // kube filters with nominated pods counted (RunFilterPluginsWithNominatedPods); the plain path
+    // is taken when no pod is nominated anywhere.
+    auto s = w.snap->has_nominated_pods() ? w.fwk->run_filter_with_nominated_pods(*w.state, *w.pod, node, *w.snap)
+                                          : w.fwk->run_filter(*w.state, *w.pod, node);
     if (s.is_success()) {
       rep.feasible.push_back(off);
     } else if (s.get_code() == fw::code::error) {

@@ -11,8 +11,15 @@ void embedded_client::bind(const pod_info& pod, const std::string& node, std::fu
   caf::anon_send(cluster_, bind_atom::value, pod.uid, node, std::move(done));
 }
 
-void embedded_client::delete_pod(const pod_info& pod, std::function<void(fw::status)> done) {
+void embedded_client::delete_pod(const pod_info& pod, const std::string& reason, std::function<void(fw::status)> done) {
+  (void)reason;  // TODO(#3): the victim's Preempted Event
   caf::anon_send(cluster_, delete_atom::value, pod.uid, std::move(done));
+}
+
+void embedded_client::set_nominated_node(const pod_info& pod, const std::string& node,
+                                         std::function<void(fw::status)> done) {
+  (void)pod, (void)node;  // TODO(#3): status.nominatedNodeName in the embedded cluster
+  done(fw::status::error("setting nominatedNodeName is not wired yet (issue #3)"));
 }
 
 void stop_scheduler(const scheduler_instance& inst) {

@@ -45,7 +45,8 @@ class embedded_client : public fw::cluster_client {
 public:
   explicit embedded_client(cluster_actor c) : cluster_(std::move(c)) {}
   void bind(const pod_info& pod, const std::string& node, std::function<void(fw::status)> done) override;
-  void delete_pod(const pod_info& pod, std::function<void(fw::status)> done) override;
+  void delete_pod(const pod_info& pod, const std::string& reason, std::function<void(fw::status)> done) override;
+  void set_nominated_node(const pod_info& pod, const std::string& node, std::function<void(fw::status)> done) override;
 
 private:
   cluster_actor cluster_;

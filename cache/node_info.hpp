@@ -35,6 +35,10 @@ struct node_info {
   resource_list requested;
   resource_list non_zero_requested;
   std::vector<host_port> used_ports;
+  // Subsets of `pods` (kube's PodsWithAffinity / PodsWithRequiredAntiAffinity): pods with any
+  // inter-pod (anti-)affinity term, and pods with a required anti-affinity term.
+  std::vector<pod_info_ptr> pods_with_affinity;
+  std::vector<pod_info_ptr> pods_with_required_anti_affinity;
 
   uint64_t generation = 0;
 

@@ -42,6 +42,43 @@ struct host_port {
 
 enum class preemption_policy { preempt_lower_priority, never };
 
+struct pod_info;
+
+// An inter-pod (anti-)affinity term, compiled (kube's framework.AffinityTerm). matchLabelKeys and
+// mismatchLabelKeys are merged into `selector` at compile time (key In / NotIn the pod's own label
+// value), as the apiserver does when the pod is created.
+struct affinity_term {
+  label_selector selector;
+  // Explicit namespaces; when the term names neither namespaces nor a namespaceSelector this holds
+  // the pod's own namespace.
+  std::vector<std::string> namespaces;
+  // nullopt = nil selector (matches no namespace by labels); an empty selector matches every one.
+  std::optional<label_selector> namespace_selector;
+  std::string topology_key;
+  // kube's AffinityTerm.Matches: the pod's namespace is listed or its labels match the namespace
+  // selector, and the pod's labels match the selector. `ns_labels` may be null (unknown namespace).
+  bool matches(const pod_info& pod, const label_map* ns_labels) const;
+};
+
+struct weighted_affinity_term {
+  affinity_term term;
+  int32_t weight = 0;
+};
+
+enum class node_inclusion_policy { honor, ignore };
+
+// A TopologySpreadConstraint, compiled. matchLabelKeys are merged into `selector` (key In the pod's
+// own value), as kube does.
+struct spread_constraint {
+  int32_t max_skew = 1;
+  std::string topology_key;
+  bool do_not_schedule = true;  // whenUnsatisfiable: DoNotSchedule (true) or ScheduleAnyway
+  label_selector selector;
+  int32_t min_domains = 1;  // 1 when unset
+  node_inclusion_policy node_affinity_policy = node_inclusion_policy::honor;
+  node_inclusion_policy node_taints_policy = node_inclusion_policy::ignore;
+};
+
 struct pod_info {
   std::shared_ptr<const k8s::core::Pod> pod;  // the API object, as decoded
 
@@ -70,6 +107,19 @@ struct pod_info {
   std::vector<toleration> tolerations;
   std::vector<host_port> host_ports;
   std::vector<std::string> scheduling_gates;
+  std::string nominated_node_name;  // status.nominatedNodeName
+
+  // Inter-pod affinity (spec.affinity.podAffinity / podAntiAffinity) and topology spread.
+  std::vector<affinity_term> required_affinity;
+  std::vector<affinity_term> required_anti_affinity;
+  std::vector<weighted_affinity_term> preferred_affinity;
+  std::vector<weighted_affinity_term> preferred_anti_affinity;
+  std::vector<spread_constraint> spread_constraints;
+  bool has_pod_affinity() const {
+    return !required_affinity.empty() || !required_anti_affinity.empty() || !preferred_affinity.empty() ||
+           !preferred_anti_affinity.empty();
+  }
+  bool has_required_anti_affinity() const { return !required_anti_affinity.empty(); }
   std::vector<std::string> images;  // container image names (for ImageLocality)
 
   bool has_scheduling_gates() const { return !scheduling_gates.empty(); }

@@ -11,6 +11,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "cache/cluster_objects.hpp"
 #include "cache/node_info.hpp"
 
 namespace kas {
@@ -19,8 +20,23 @@ class snapshot {
 public:
   static constexpr size_t chunk_size = 64;
   using chunk = std::vector<node_info_ptr>;
+  using nominated_map = std::unordered_map<std::string, std::vector<pod_info_ptr>>;
 
-  snapshot() : index_(std::make_shared<const index_map>()) {}
+  snapshot()
+    : index_(std::make_shared<const index_map>()),
+      objects_(std::make_shared<const cluster_objects>()),
+      nominated_(std::make_shared<const nominated_map>()) {}
+
+  // Namespaces, workload selectors, PDBs (never null).
+  const cluster_objects& objects() const { return *objects_; }
+  const cluster_objects_ptr& objects_ptr() const { return objects_; }
+  // Pods nominated to a node (status.nominatedNodeName) and not yet bound, for kube's
+  // RunFilterPluginsWithNominatedPods; null when none.
+  const std::vector<pod_info_ptr>* nominated_pods(std::string_view node) const {
+    auto it = nominated_->find(std::string(node));
+    return it == nominated_->end() || it->second.empty() ? nullptr : &it->second;
+  }
+  bool has_nominated_pods() const { return !nominated_->empty(); }
 
   size_t size() const { return size_; }
   uint64_t generation() const { return generation_; }
@@ -39,11 +55,15 @@ public:
   // Removal moves the last node into the hole (order is not semantic; the round-robin start index
   // is), so it costs two chunks and an index update.
   snapshot without_node(std::string_view name, uint64_t generation) const;
+  snapshot with_objects(cluster_objects_ptr objects, uint64_t generation) const;
+  snapshot with_nominated(std::shared_ptr<const nominated_map> nominated, uint64_t generation) const;
 
 private:
   using index_map = std::unordered_map<std::string, size_t>;
   std::vector<std::shared_ptr<const chunk>> chunks_;
   std::shared_ptr<const index_map> index_;
+  cluster_objects_ptr objects_;
+  std::shared_ptr<const nominated_map> nominated_;
   size_t size_ = 0;
   uint64_t generation_ = 0;
 };

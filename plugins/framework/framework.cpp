@@ -210,6 +210,31 @@ status framework::run_pre_filter_remove_pod(cycle_state& state, const pod_info& 
   return status::ok();
 }
 
+status framework::run_filter_with_nominated_pods(const cycle_state& state, const pod_info& pod,
+                                                 const node_info& node, const snapshot& snap) const {
+  // kube's RunFilterPluginsWithNominatedPods: pods nominated to this node with priority >= the
+  // pod's count as running there (first pass); if that passes, the filters run again without them,
+  // because a nominated pod may never arrive and some filters (anti-affinity) fail only with it.
+  const auto* nominated = snap.nominated_pods(node.name);
+  if (!nominated) return run_filter(state, pod, node);
+  std::shared_ptr<node_info> with_nominated;
+  std::optional<cycle_state> state_with;
+  for (auto& p : *nominated) {
+    if (p->uid == pod.uid || p->priority < pod.priority) continue;
+    if (!with_nominated) {
+      with_nominated = node.clone();
+      state_with = state.clone();
+    }
+    with_nominated->add_pod(p);
+    auto s = run_pre_filter_add_pod(*state_with, pod, *p, *with_nominated);
+    if (!s.is_success()) return s;
+  }
+  if (!with_nominated) return run_filter(state, pod, node);
+  auto s = run_filter(*state_with, pod, *with_nominated);
+  if (!s.is_success()) return s;
+  return run_filter(state, pod, node);
+}
+
 status framework::run_post_filter(cycle_state& state, const pod_info& pod, const snapshot& snap,
                                   const node_to_status& filtered, post_filter_result& out) const {
   // kube: the first plugin that returns Success or Error ends PostFilter; otherwise the rejection
@@ -217,7 +242,7 @@ status framework::run_post_filter(cycle_state& state, const pod_info& pod, const
   std::vector<std::string_view> reasons;
   std::string_view rejector;
   for (auto* p : post_filter_) {
-    auto s = p->post_filter(state, pod, snap, filtered, out);
+    auto s = p->post_filter(state, pod, snap, filtered, *this, out);
     if (s.is_success() || s.get_code() == code::unschedulable_and_unresolvable) return s.with_plugin(p->name());
     if (!s.is_rejected()) {
       // Error, and any code PostFilter may not return (Wait, Skip), is an Error.

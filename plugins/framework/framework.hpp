@@ -20,7 +20,7 @@ struct filter_verdict {
   status result;
 };
 
-class framework {
+class framework : public framework_ops {
 public:
   static result<std::shared_ptr<framework>> build(const profile_config& profile, const registry& reg,
                                                   const handle& h, const std::string& path);
@@ -44,9 +44,11 @@ public:
   std::vector<filter_verdict> explain_filter(const cycle_state& state, const pod_info& pod,
                                              const node_info& node) const;
   status run_pre_filter_add_pod(cycle_state& state, const pod_info& pod, const pod_info& to_add,
-                                const node_info& node) const;
+                                const node_info& node) const override;
   status run_pre_filter_remove_pod(cycle_state& state, const pod_info& pod, const pod_info& to_remove,
-                                   const node_info& node) const;
+                                   const node_info& node) const override;
+  status run_filter_with_nominated_pods(const cycle_state& state, const pod_info& pod, const node_info& node,
+                                        const snapshot& snap) const override;
   bool has_post_filter() const { return !post_filter_.empty(); }
   status run_post_filter(cycle_state& state, const pod_info& pod, const snapshot& snap,
                          const node_to_status& filtered, post_filter_result& out) const;

@@ -15,8 +15,11 @@ public:
   virtual ~cluster_client() = default;
   // Posts a Binding (pods/binding subresource). `done` is called once, from any thread.
   virtual void bind(const pod_info& pod, const std::string& node, std::function<void(status)> done) = 0;
-  // Deletes a pod (preemption victims). `done` is called once, from any thread.
-  virtual void delete_pod(const pod_info& pod, std::function<void(status)> done) = 0;
+  // Deletes a pod (preemption victims). `reason` becomes the victim's Event message ("Preempted by
+  // ns/pod on node n1"). `done` is called once, from any thread.
+  virtual void delete_pod(const pod_info& pod, const std::string& reason, std::function<void(status)> done) = 0;
+  // Sets status.nominatedNodeName (empty clears it). `done` is called once, from any thread.
+  virtual void set_nominated_node(const pod_info& pod, const std::string& node, std::function<void(status)> done) = 0;
 };
 
 class waiting_pods {

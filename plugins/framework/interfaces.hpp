@@ -106,12 +106,31 @@ struct node_to_status {
 
 struct post_filter_result {
   std::string nominated_node_name;
+  // Pods the PostFilter plugin evicted to make room (DefaultPreemption's victims).
+  std::vector<pod_info_ptr> victims;
+};
+
+// The parts of the running framework a PostFilter plugin calls back into (kube's framework.Handle:
+// RunFilterPluginsWithNominatedPods and the PreFilter extensions), so preemption can ask "would the
+// pod fit on this node without these victims" with the profile's own filters.
+class framework_ops {
+public:
+  virtual ~framework_ops() = default;
+  // kube's RunFilterPluginsWithNominatedPods: Filter `node` for `pod`, counting pods nominated to the
+  // node with priority >= the pod's as if they were running there (they run twice, with and without).
+  virtual status run_filter_with_nominated_pods(const cycle_state& state, const pod_info& pod,
+                                                const node_info& node, const snapshot& snap) const = 0;
+  virtual status run_pre_filter_add_pod(cycle_state& state, const pod_info& pod, const pod_info& to_add,
+                                        const node_info& node) const = 0;
+  virtual status run_pre_filter_remove_pod(cycle_state& state, const pod_info& pod, const pod_info& to_remove,
+                                           const node_info& node) const = 0;
 };
 
 class post_filter_plugin : public virtual plugin {
 public:
   virtual status post_filter(cycle_state& state, const pod_info& pod, const snapshot& snap,
-                             const node_to_status& filtered, post_filter_result& result) const = 0;
+                             const node_to_status& filtered, const framework_ops& fwk,
+                             post_filter_result& result) const = 0;
 };
 
 class pre_score_plugin : public virtual plugin {

@@ -71,7 +71,7 @@ public:
     return spec_.filter;
   }
   fw::status post_filter(fw::cycle_state&, const pod_info&, const snapshot&, const fw::node_to_status&,
-                         fw::post_filter_result&) const override {
+                         const fw::framework_ops&, fw::post_filter_result&) const override {
     record("postFilter");
     return spec_.post_filter;
   }

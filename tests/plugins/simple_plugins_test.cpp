@@ -128,7 +128,12 @@ struct fake_client : fw::cluster_client {
     bound.emplace_back(pod.key(), node);
     done(fw::status::ok());
   }
-  void delete_pod(const pod_info&, std::function<void(fw::status)> done) override { done(fw::status::ok()); }
+  void delete_pod(const pod_info&, const std::string&, std::function<void(fw::status)> done) override {
+    done(fw::status::ok());
+  }
+  void set_nominated_node(const pod_info&, const std::string&, std::function<void(fw::status)> done) override {
+    done(fw::status::ok());
+  }
 };
 
 TEST(DefaultBinder, BindsThroughTheClient) {
