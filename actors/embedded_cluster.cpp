@@ -53,6 +53,7 @@ struct cluster_state {
   uint64_t next_seq = 0;
   std::vector<watcher_actor> watchers;
   std::vector<cluster_event_record> events;
+  cluster_objects_ptr objects = std::make_shared<const cluster_objects>();
   uint64_t rv = 0;
   size_t bound = 0, running = 0, conflicts = 0;
   static inline const char* name = "embedded_cluster";
@@ -64,6 +65,21 @@ void emit(cluster_self self, cluster_change ch) {
   ch.resource_version = ++self->state.rv;
   auto ptr = std::make_shared<const cluster_change>(std::move(ch));
   for (auto& w : self->state.watchers) self->send(w, event_atom::value, ptr);
+}
+
+fw::status delete_pod(cluster_self self, const std::string& uid) {
+  auto& st = self->state;
+  auto it = st.pods.find(uid);
+  if (it == st.pods.end()) return fw::status::error("pods \"" + uid + "\" not found");
+  cluster_change ch;
+  ch.type = cluster_event_type::pod_delete;
+  ch.old_pod = it->second;
+  if (!it->second->node_name.empty()) st.bound--;
+  st.created.erase(st.created_seq[uid]);
+  st.created_seq.erase(uid);
+  st.pods.erase(it);
+  emit(self, std::move(ch));
+  return fw::status::ok();
 }
 
 }  // namespace
@@ -79,7 +95,15 @@ cluster_actor spawn_embedded_cluster(caf::actor_system& sys, const cluster_optio
     return {
       [=](watch_atom, watcher_actor w) {
         auto& st = self->state;
-        // List: nodes first, then pods, as an informer's initial sync delivers them.
+        // List: objects (namespaces, selectors, PDBs), nodes, then pods, as the informers' initial
+        // syncs deliver them.
+        {
+          cluster_change ch;
+          ch.type = cluster_event_type::objects;
+          ch.objects = st.objects;
+          ch.resource_version = st.rv;
+          self->send(w, event_atom::value, std::make_shared<const cluster_change>(std::move(ch)));
+        }
         for (auto& [seq, name] : st.nodes_created) {
           cluster_change ch;
           ch.type = cluster_event_type::node_add;
@@ -128,21 +152,51 @@ cluster_actor spawn_embedded_cluster(caf::actor_system& sys, const cluster_optio
         ch.new_pod = p;
         emit(self, std::move(ch));
       },
+      [=](create_atom, cluster_objects_ptr objs) {
+        self->state.objects = objs;
+        cluster_change ch;
+        ch.type = cluster_event_type::objects;
+        ch.objects = std::move(objs);
+        emit(self, std::move(ch));
+      },
       [=](delete_atom, const std::string& uid, const std::function<void(fw::status)>& done) {
+        auto s = delete_pod(self, uid);
+        if (done) done(s);
+      },
+      [=](delete_atom, const std::string& uid, const std::string& message, const std::function<void(fw::status)>& done) {
+        auto it = self->state.pods.find(uid);
+        pod_info_ptr victim = it == self->state.pods.end() ? nullptr : it->second;
+        auto s = delete_pod(self, uid);
+        if (s.is_success()) {
+          // The Event kube-scheduler records on a preemption victim.
+          cluster_event_record ev;
+          ev.type = "Normal";
+          ev.reason = "Preempted";
+          ev.pod_uid = uid;
+          ev.pod_key = victim->ns + "/" + victim->name;
+          ev.message = message;
+          ev.node = victim->node_name;
+          self->state.events.push_back(std::move(ev));
+        }
+        if (done) done(s);
+      },
+      [=](status_atom, const std::string& uid, const std::string& node, const std::function<void(fw::status)>& done) {
         auto& st = self->state;
         auto it = st.pods.find(uid);
         if (it == st.pods.end()) {
           if (done) done(fw::status::error("pods \"" + uid + "\" not found"));
           return;
         }
-        cluster_change ch;
-        ch.type = cluster_event_type::pod_delete;
-        ch.old_pod = it->second;
-        if (!it->second->node_name.empty()) st.bound--;
-        st.created.erase(st.created_seq[uid]);
-        st.created_seq.erase(uid);
-        st.pods.erase(it);
-        emit(self, std::move(ch));
+        if (it->second->nominated_node_name != node) {
+          auto updated = std::make_shared<pod_info>(*it->second);
+          updated->nominated_node_name = node;
+          cluster_change ch;
+          ch.type = cluster_event_type::pod_update;
+          ch.old_pod = it->second;
+          ch.new_pod = updated;
+          it->second = updated;
+          emit(self, std::move(ch));
+        }
         if (done) done(fw::status::ok());
       },
       [=](delete_atom, const std::string& node) {
@@ -201,6 +255,7 @@ cluster_actor spawn_embedded_cluster(caf::actor_system& sys, const cluster_optio
         emit(self, std::move(ch));
       },
       [=](record_atom, cluster_event_record& ev) { self->state.events.push_back(std::move(ev)); },
+      [=](list_atom, const cluster_event_record&) { return self->state.events; },
       [=](stats_atom) {
         auto& st = self->state;
         cluster_stats s;

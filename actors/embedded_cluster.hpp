@@ -21,8 +21,14 @@ using cluster_actor = caf::typed_actor<
   caf::reacts_to<watch_atom, watcher_actor>,
   // Create a node / a pod (pods with spec.nodeName are created bound).
   caf::reacts_to<create_atom, node_info_ptr>, caf::reacts_to<create_atom, pod_info_ptr>,
+  // Replace the non-pod, non-node objects (namespaces, workload selectors, PDBs).
+  caf::reacts_to<create_atom, cluster_objects_ptr>,
   // Delete a pod by uid; `done` reports the result (404 as an error status).
   caf::reacts_to<delete_atom, std::string, std::function<void(fw::status)>>,
+  // Evict a pod by uid for preemption: delete it and record a Preempted Event with the message.
+  caf::reacts_to<delete_atom, std::string, std::string, std::function<void(fw::status)>>,
+  // PATCH status.nominatedNodeName of pod uid ("" clears it).
+  caf::reacts_to<status_atom, std::string, std::string, std::function<void(fw::status)>>,
   // Delete a node by name.
   caf::reacts_to<delete_atom, std::string>,
   // POST pods/binding: bind pod uid to node; `done` is called with the result.
@@ -34,7 +40,9 @@ using cluster_actor = caf::typed_actor<
   // Counters.
   caf::replies_to<stats_atom>::with<cluster_stats>,
   // Every stored pod, in no particular order (read-only; tests check invariants on it).
-  caf::replies_to<list_atom>::with<std::vector<pod_info_ptr>>>;
+  caf::replies_to<list_atom>::with<std::vector<pod_info_ptr>>,
+  // Every recorded Event, in order.
+  caf::replies_to<list_atom, cluster_event_record>::with<std::vector<cluster_event_record>>>;
 
 struct cluster_options {
   size_t node_agents = 2;  // simulated kubelet actors (each serves a shard of the nodes)

@@ -12,14 +12,12 @@ void embedded_client::bind(const pod_info& pod, const std::string& node, std::fu
 }
 
 void embedded_client::delete_pod(const pod_info& pod, const std::string& reason, std::function<void(fw::status)> done) {
-  (void)reason;  // TODO(#3): the victim's Preempted Event
-  caf::anon_send(cluster_, delete_atom::value, pod.uid, std::move(done));
+  caf::anon_send(cluster_, delete_atom::value, pod.uid, reason, std::move(done));
 }
 
 void embedded_client::set_nominated_node(const pod_info& pod, const std::string& node,
                                          std::function<void(fw::status)> done) {
-  (void)pod, (void)node;  // TODO(#3): status.nominatedNodeName in the embedded cluster
-  done(fw::status::error("setting nominatedNodeName is not wired yet (issue #3)"));
+  caf::anon_send(cluster_, status_atom::value, pod.uid, node, std::move(done));
 }
 
 void stop_scheduler(const scheduler_instance& inst) {

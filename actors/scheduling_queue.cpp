@@ -111,7 +111,8 @@ bool to_framework_event(const cluster_change& ch, fw::cluster_event& ev, fw::eve
       ev = {fw::event_resource::assigned_pod, fw::act_delete, "AssignedPodDelete"};
       objs.old_pod = ch.old_pod.get();
       return true;
-    case t::synced: return false;
+    case t::synced:
+    case t::objects: return false;
   }
   return false;
 }

@@ -27,9 +27,11 @@ void apply(scheduler_cache& c, const cluster_change& ch) {
     case t::node_update: c.add_or_update_node(std::make_shared<node_info>(*ch.new_node)); break;
     case t::node_delete: c.remove_node(ch.old_node->name); break;
     case t::pod_add:
+      c.update_nominated(nullptr, ch.new_pod);
       if (!ch.new_pod->node_name.empty()) log_if_error(c.add_pod(ch.new_pod));
       break;
     case t::pod_update: {
+      c.update_nominated(ch.old_pod, ch.new_pod);
       bool was_bound = ch.old_pod && !ch.old_pod->node_name.empty();
       bool is_bound = !ch.new_pod->node_name.empty();
       if (!was_bound && is_bound) log_if_error(c.add_pod(ch.new_pod));
@@ -37,8 +39,10 @@ void apply(scheduler_cache& c, const cluster_change& ch) {
       break;
     }
     case t::pod_delete:
+      c.update_nominated(ch.old_pod, nullptr);
       if (!ch.old_pod->node_name.empty()) log_if_error(c.remove_pod(ch.old_pod));
       break;
+    case t::objects: c.set_objects(ch.objects); break;
     case t::synced: break;
   }
 }

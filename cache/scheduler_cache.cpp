@@ -3,6 +3,8 @@
 // node first (mutable_copy), so readers of earlier snapshots never see it move.
 #include "cache/scheduler_cache.hpp"
 
+#include <algorithm>
+
 namespace kas {
 namespace {
 
@@ -174,6 +176,37 @@ size_t scheduler_cache::assumed_count() const {
   size_t n = 0;
   for (auto& kv : pods_) n += kv.second.assumed ? 1 : 0;
   return n;
+}
+
+void scheduler_cache::set_objects(cluster_objects_ptr objects) {
+  snap_ = snap_.with_objects(std::move(objects), ++generation_);
+  published_.reset();
+}
+
+void scheduler_cache::update_nominated(const pod_info_ptr& old_p, const pod_info_ptr& new_p) {
+  auto nominated_on = [](const pod_info_ptr& p) -> const std::string* {
+    return p && p->node_name.empty() && !p->nominated_node_name.empty() ? &p->nominated_node_name : nullptr;
+  };
+  const std::string* before = nominated_on(old_p);
+  const std::string* after = nominated_on(new_p);
+  if (!before && !after) return;
+  // Copy-on-write: a changed nominated map is a new map; snapshots already handed out keep theirs.
+  auto m = std::make_shared<snapshot::nominated_map>(nominated_);
+  auto erase = [&](const std::string& node, const std::string& uid) {
+    auto it = m->find(node);
+    if (it == m->end()) return;
+    auto& v = it->second;
+    v.erase(std::remove_if(v.begin(), v.end(), [&](const pod_info_ptr& p) { return p->uid == uid; }), v.end());
+    if (v.empty()) m->erase(it);
+  };
+  if (before) erase(*before, old_p->uid);
+  if (after) {
+    erase(*after, new_p->uid);
+    (*m)[*after].push_back(new_p);
+  }
+  nominated_ = std::move(*m);
+  snap_ = snap_.with_nominated(std::make_shared<const snapshot::nominated_map>(nominated_), ++generation_);
+  published_.reset();
 }
 
 snapshot_ptr scheduler_cache::current() {

@@ -41,6 +41,13 @@ public:
   void add_or_update_node(std::shared_ptr<node_info> compiled);  // keeps the pods already on it
   void remove_node(const std::string& name);
 
+  // Namespaces, workload selectors, PDBs: published with the next snapshot.
+  void set_objects(cluster_objects_ptr objects);
+  // kube's nominator: unbound pods with status.nominatedNodeName, carried by snapshots so Filter
+  // counts them on their nominated node. Call on every pod add/update/delete (null = absent); a
+  // pod leaves the map when it is bound, deleted, or its nomination is cleared.
+  void update_nominated(const pod_info_ptr& old_p, const pod_info_ptr& new_p);
+
   // Pods seen bound in the cluster (spec.nodeName set). Confirms an assumed pod.
   status_or_error add_pod(const pod_info_ptr& p);
   status_or_error update_pod(const pod_info_ptr& old_p, const pod_info_ptr& new_p);
@@ -84,6 +91,7 @@ private:
   // Kept out of the snapshot, as kube's cache keeps nodeInfos whose Node() is nil out of its snapshot.
   std::unordered_map<std::string, std::shared_ptr<node_info>> ghosts_;
   snapshot snap_;
+  snapshot::nominated_map nominated_;  // node -> unbound pods nominated to it
   snapshot_ptr published_;
   uint64_t generation_ = 0;
 };

@@ -85,4 +85,18 @@ snapshot snapshot::without_node(std::string_view name, uint64_t generation) cons
   return out;
 }
 
+snapshot snapshot::with_objects(cluster_objects_ptr objects, uint64_t generation) const {
+  snapshot out = *this;
+  out.objects_ = objects ? std::move(objects) : std::make_shared<const cluster_objects>();
+  out.generation_ = generation;
+  return out;
+}
+
+snapshot snapshot::with_nominated(std::shared_ptr<const nominated_map> nominated, uint64_t generation) const {
+  snapshot out = *this;
+  out.nominated_ = nominated ? std::move(nominated) : std::make_shared<const nominated_map>();
+  out.generation_ = generation;
+  return out;
+}
+
 }  // namespace kas

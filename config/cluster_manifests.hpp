@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "cache/cluster_objects.hpp"
 #include "cache/node_info.hpp"
 #include "cache/pod_info.hpp"
 #include "messages/k8s/core.pb.h"
@@ -43,6 +44,8 @@ struct cluster_input {
   std::vector<std::shared_ptr<node_info>> nodes;
   std::vector<pod_info_ptr> bound_pods;    // spec.nodeName set: already running there
   std::vector<pod_info_ptr> pending_pods;  // in manifest order
+  // Namespace labels, Service/RC/ReplicaSet/StatefulSet selectors and PodDisruptionBudgets.
+  cluster_objects_ptr objects = std::make_shared<const cluster_objects>();
   std::vector<std::string> warnings;
 };
 

@@ -55,8 +55,11 @@ using list_atom = caf::atom_constant<caf::atom("list")>;
 
 // --- cluster events ------------------------------------------------------------------------------
 
-// `synced` marks the end of a watcher's initial list (an informer's HasSynced).
-enum class cluster_event_type : uint8_t { node_add, node_update, node_delete, pod_add, pod_update, pod_delete, synced };
+// `synced` marks the end of a watcher's initial list (an informer's HasSynced). `objects` carries a
+// new cluster_objects (namespaces, workload selectors, PDBs).
+enum class cluster_event_type : uint8_t {
+  node_add, node_update, node_delete, pod_add, pod_update, pod_delete, synced, objects
+};
 
 // One change in the cluster, compiled at the edge (the cluster source). Nodes are carried without
 // pods (the cache aggregates pods itself).
@@ -64,6 +67,7 @@ struct cluster_change {
   cluster_event_type type = cluster_event_type::pod_add;
   pod_info_ptr old_pod, new_pod;
   node_info_ptr old_node, new_node;
+  cluster_objects_ptr objects;
   uint64_t resource_version = 0;
 };
 using cluster_change_ptr = std::shared_ptr<const cluster_change>;
@@ -74,6 +78,7 @@ struct cluster_event_record {
   std::string reason;  // Scheduled | FailedScheduling | Preempted
   std::string pod_uid, pod_key;
   std::string message;
+  std::string node;    // the node involved (Scheduled, Preempted), if any
 };
 
 // Counters the cluster exposes to `simulate` and tests.
@@ -218,5 +223,7 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kas::snapshot_ptr)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kas::pod_info_ptr)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::vector<kas::pod_info_ptr>)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kas::node_info_ptr)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kas::cluster_objects_ptr)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::vector<kas::cluster_event_record>)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::vector<kas::queued_pod_ptr>)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::function<void(kas::fw::status)>)

@@ -146,6 +146,7 @@ int run_simulate(const simulate_args& args) {
   auto cluster = spawn_embedded_cluster(sys, copts);
   // The cluster holds everything before the scheduler starts, as a replayed dump would: the
   // scheduler's initial list then sees every pending pod, and QueueSort decides the order.
+  caf::anon_send(cluster, create_atom::value, input->objects);
   for (auto& n : input->nodes) caf::anon_send(cluster, create_atom::value, node_info_ptr(n));
   for (auto& p : input->bound_pods) caf::anon_send(cluster, create_atom::value, p);
   for (auto& p : input->pending_pods) caf::anon_send(cluster, create_atom::value, p);

@@ -3,6 +3,8 @@
 #include "config/cluster_manifests.hpp"
 
 #include <fstream>
+
+#include <unistd.h>
 #include <map>
 #include <string>
 #include <vector>
@@ -14,9 +16,11 @@ namespace {
 
 std::string fixture(const std::string& name) { return std::string(KAS_MANIFEST_FIXTURES) + "/" + name; }
 
-// Writes `text` to a fresh file in the test temp dir and returns its path.
+// Writes `text` to a fresh file in the test temp dir and returns its path. The cases are built in
+// every test process (ctest runs each test as its own process, in parallel), so the path carries
+// the pid: a process must never read a file another one is rewriting.
 std::string temp_file(const std::string& name, const std::string& text) {
-  std::string path = ::testing::TempDir() + "kas_manifest_" + name;
+  std::string path = ::testing::TempDir() + "kas_manifest_" + std::to_string(::getpid()) + "_" + name;
   std::ofstream(path, std::ios::binary) << text;
   return path;
 }

@@ -1,0 +1,55 @@
+#pragma once
+// Helpers shared by PodTopologySpread's filtering and scoring halves (kube's podtopologyspread/
+// common.go and helper/spread.go). Pure functions over compiled pods and nodes.
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cache/cluster_objects.hpp"
+#include "cache/node_info.hpp"
+#include "cache/pod_info.hpp"
+
+namespace kas::plugins::pts {
+
+inline constexpr std::string_view label_hostname = "kubernetes.io/hostname";
+inline constexpr std::string_view label_zone = "topology.kubernetes.io/zone";
+
+// kube's labels.Selector.Empty(): no requirements and not the nil ("nothing") selector. kube's
+// countPodsMatchSelector counts no pod for such a selector (v1.36 behaviour; see kube #141339).
+inline bool selector_empty(const label_selector& s) { return !s.nothing && s.requirements.empty(); }
+
+// The constraints that apply to `pod` for one whenUnsatisfiable action (kube's getConstraints /
+// initPreScoreState): the pod's own constraints of that action, or, when the pod has none at all,
+// `defaults` of that action with the selector deduced from the workloads that own or select the
+// pod (empty when no selector can be deduced).
+std::vector<spread_constraint> constraints_for(const pod_info& pod, bool do_not_schedule,
+                                               const std::vector<spread_constraint>& defaults,
+                                               const cluster_objects& objects);
+
+// kube's helper.DefaultSelector: the union of the selectors of the Services in the pod's namespace
+// that select it, and of its controller (ReplicationController, ReplicaSet or StatefulSet).
+label_selector default_selector(const pod_info& pod, const cluster_objects& objects);
+
+// kube's nodeLabelsMatchSpreadConstraints: every topology key is a label of the node.
+bool node_has_all_topology_keys(const label_map& labels, const std::vector<spread_constraint>& constraints);
+
+// kube's matchNodeInclusionPolicies: nodeAffinityPolicy Honor requires the pod's nodeSelector and
+// required node affinity to match; nodeTaintsPolicy Honor requires every NoSchedule/NoExecute taint
+// to be tolerated.
+bool match_node_inclusion_policies(const spread_constraint& c, const pod_info& pod, const node_info& node);
+
+// kube's countPodsMatchSelector: pods in `ns`, not terminating, whose labels match.
+int count_pods_match_selector(const std::vector<pod_info_ptr>& pods, const label_selector& selector,
+                              const std::string& ns);
+
+// metadata.deletionTimestamp is set.
+bool is_terminating(const pod_info& pod);
+
+// The node's value for `key`, or "" (kube's map lookup on node.Labels).
+inline const std::string& label_value(const label_map& labels, std::string_view key) {
+  static const std::string empty;
+  const std::string* v = labels.get(key);
+  return v ? *v : empty;
+}
+
+}  // namespace kas::plugins::pts
