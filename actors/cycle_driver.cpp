@@ -22,6 +22,10 @@ struct driver_state {
   uint64_t cycle = 0;
   uint64_t conflicts = 0;
   std::mt19937_64 rng;
+  // Nominations from this driver's successful PostFilters (uid -> node), until the pod is assumed.
+  // The queue may hand back the pod object from before its status.nominatedNodeName was set, so
+  // the driver remembers what it nominated (kube's nominator holds the same).
+  std::unordered_map<std::string, std::string> nominations;
   static inline const char* name = "cycle_driver";
 };
 
@@ -79,7 +83,14 @@ void fail_unschedulable(self_ptr self, pod_cycle_ptr pc, const fw::status& s, co
     if (pc->fwk->has_post_filter()) {
       fw::post_filter_result pfr;
       auto ps = pc->fwk->run_post_filter(*pc->state, *pc->queued->pod, *pc->snap, pc->statuses, pfr);
+      // Success (preemption nominated a node) still ends this attempt as unschedulable, with the
+      // FitError message alone; the victims' deletions requeue the pod.
       if (!ps.is_success()) post_msg = ps.message();
+      const std::string& uid = pc->queued->pod->uid;
+      if (ps.is_success() && !pfr.nominated_node_name.empty())
+        self->state.nominations[uid] = pfr.nominated_node_name;
+      else if (ps.get_code() != fw::code::error)
+        self->state.nominations.erase(uid);
     }
     r.result = fw::status(fw::code::unschedulable);
     r.message = fw::fit_error_message(pc->snap->size(), pc->statuses, pre_filter_msg, post_msg);
@@ -92,6 +103,28 @@ void fail_unschedulable(self_ptr self, pod_cycle_ptr pc, const fw::status& s, co
   if (self->state.opts.explain) self->send(p.recorder, record_atom::value, std::move(pc->explain));
   report_failure(self, p, std::move(r));
   finish_cycle(self);
+}
+
+// kube's evaluateNominatedNode: a pod nominated by an earlier preemption tries that node first, and
+// takes it without scoring (and without moving the round-robin start index) when it passes Filter.
+bool try_nominated_node(self_ptr self, pod_cycle_ptr pc) {
+  auto& st = self->state;
+  const auto& pod = *pc->queued->pod;
+  auto it = st.nominations.find(pod.uid);
+  const std::string& nominated = it != st.nominations.end() ? it->second : pod.nominated_node_name;
+  if (nominated.empty()) return false;
+  long idx = pc->snap->index_of(nominated);
+  if (idx < 0) return false;
+  const node_info& node = pc->snap->node(static_cast<size_t>(idx));
+  if (!pc->fwk->run_filter_with_nominated_pods(*pc->state, pod, node, *pc->snap).is_success()) return false;
+  if (st.opts.explain) {
+    std::vector<std::pair<std::string, std::string>> row;
+    for (auto& v : pc->fwk->explain_filter(*pc->state, pod, node))
+      row.emplace_back(std::string(v.plugin), verdict_text(v.result));
+    pc->explain.filters.emplace_back(node.name, std::move(row));
+  }
+  reserve(self, pc, static_cast<uint32_t>(idx));
+  return true;
 }
 
 void pull(self_ptr self) {
@@ -151,6 +184,7 @@ void begin(self_ptr self, queued_pod_ptr qp) {
       }
       return;
     }
+    if (try_nominated_node(self, pc)) return;
     // Candidates in examination order: from the round-robin start index.
     size_t n = snapr.size();
     if (pr.all_nodes()) {
@@ -338,6 +372,8 @@ void reserve(self_ptr self, pod_cycle_ptr pc, uint32_t node_index) {
   req.state = pc->state;
   req.node = node.name;
   req.node_generation = node.generation;
+  req.snapshot_generation = pc->snap->generation();
+  req.global = pc->fwk->needs_global_validation(*pc->state);
   if (st.opts.explain) pc->explain.selected = node.name;
   self->request(st.wiring->cache, caf::infinite, assume_atom::value, std::move(req))
     .then([=](assume_reply& rep) {
@@ -353,6 +389,7 @@ void reserve(self_ptr self, pod_cycle_ptr pc, uint32_t node_index) {
         fail_unschedulable(self, pc, fw::status::error(rep.message), "");
         return;
       }
+      st.nominations.erase(pc->queued->pod->uid);
       if (st.opts.explain) self->send(p.recorder, record_atom::value, std::move(pc->explain));
       auto ctx = std::make_shared<cycle_ctx>();
       ctx->fwk = pc->fwk;

@@ -70,9 +70,24 @@ snapshot_cache_actor spawn_snapshot_cache(caf::actor_system& sys, const cache_op
           rep.message = "node \"" + req.node + "\" no longer exists";
           return rep;
         }
-        if (node->generation != req.node_generation) {
+        auto snap = c.current();
+        if (req.global && snap->generation() != req.snapshot_generation) {
+          // Cross-node constraints (affinity, spread) may be broken by any change anywhere since
+          // the driver's snapshot: PreFilter again on the current state, then Filter the node.
+          fw::cycle_state fresh;
+          fw::pre_filter_result pr;
+          auto s = req.fwk->run_pre_filter(fresh, *req.pod, *snap, pr);
+          if (s.is_success() && !pr.all_nodes() && !pr.node_names->count(req.node))
+            s = fw::status::unresolvable("node(s) didn't satisfy plugin(s)");
+          if (s.is_success()) s = req.fwk->run_filter_with_nominated_pods(fresh, *req.pod, *node, *snap);
+          if (!s.is_success()) {
+            rep.conflict = true;
+            rep.message = s.message();
+            return rep;
+          }
+        } else if (node->generation != req.node_generation) {
           // The node changed after the driver evaluated it: re-run the node-local filters now.
-          auto s = req.fwk->run_filter(*req.state, *req.pod, *node);
+          auto s = req.fwk->run_filter_with_nominated_pods(*req.state, *req.pod, *node, *snap);
           if (!s.is_success()) {
             rep.conflict = true;
             rep.message = s.message();

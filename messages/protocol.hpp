@@ -162,6 +162,10 @@ struct assume_request {
   std::shared_ptr<const fw::cycle_state> state;
   std::string node;
   uint64_t node_generation = 0;
+  uint64_t snapshot_generation = 0;
+  // A cross-node Filter plugin was active: if anything changed since the snapshot, re-run PreFilter
+  // on the current snapshot and Filter the node again, not just the node-local check.
+  bool global = false;
 };
 
 struct assume_reply {

@@ -171,6 +171,12 @@ status framework::run_filter(const cycle_state& state, const pod_info& pod, cons
   return status::ok();
 }
 
+bool framework::needs_global_validation(const cycle_state& state) const {
+  for (size_t i = 0; i < filter_.size(); ++i)
+    if (!state.skip_filter(i) && filter_[i]->cross_node()) return true;
+  return false;
+}
+
 std::vector<filter_verdict> framework::explain_filter(const cycle_state& state, const pod_info& pod,
                                                       const node_info& node) const {
   std::vector<filter_verdict> out;

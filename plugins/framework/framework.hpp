@@ -82,6 +82,9 @@ public:
   // SignPod: the pod's batching signature, or empty if any plugin declines to sign it.
   std::string sign_pod(const pod_info& pod) const;
 
+  // Whether a cross-node Filter plugin is active (not skipped) in this cycle.
+  bool needs_global_validation(const cycle_state& state) const;
+
   size_t filter_plugin_count() const { return filter_.size(); }
   std::string_view filter_plugin_name(size_t i) const { return filter_[i]->name(); }
 

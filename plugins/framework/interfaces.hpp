@@ -94,6 +94,10 @@ public:
 class filter_plugin : public virtual plugin {
 public:
   virtual status filter(const cycle_state& state, const pod_info& pod, const node_info& node) const = 0;
+  // True when the verdict on one node depends on pods on other nodes (InterPodAffinity,
+  // PodTopologySpread). With several pods in flight, a reservation for such a pod is re-validated
+  // against the whole current snapshot, not just the chosen node.
+  virtual bool cross_node() const { return false; }
 };
 
 // Per-node statuses of a failed cycle, for PostFilter and the FailedScheduling message.
