@@ -1,0 +1,155 @@
+// InterPodAffinity PreFilter, PreFilterExtensions and Filter (kube's interpodaffinity/filtering.go).
+//
+// State: pre_filter_state holds three topology-pair counters and the incoming pod's required terms
+// with their namespaceSelector resolved. AddPod/RemovePod change only the counters; clone() copies
+// them, and shares the terms and labels, which nothing changes after PreFilter.
+#include "plugins/inter_pod_affinity/inter_pod_affinity.hpp"
+#include "plugins/inter_pod_affinity/terms.hpp"
+
+namespace kas::plugins {
+
+namespace {
+
+using ipa::topology_counts;
+
+struct required_terms {
+  std::vector<affinity_term> affinity;       // merged namespaces
+  std::vector<affinity_term> anti_affinity;  // merged namespaces
+  label_map ns_labels;                       // the incoming pod's namespace labels
+};
+
+struct pre_filter_state final : fw::state_data {
+  // Topology pairs -> existing pods whose required anti-affinity terms match the incoming pod.
+  topology_counts existing_anti_affinity;
+  // Topology pairs -> existing pods that match all the incoming pod's required affinity terms.
+  topology_counts affinity;
+  // Topology pairs -> existing pods that match the incoming pod's required anti-affinity terms.
+  topology_counts anti_affinity;
+  std::shared_ptr<const required_terms> terms;
+
+  std::shared_ptr<fw::state_data> clone() const override { return std::make_shared<pre_filter_state>(*this); }
+
+  // kube's preFilterState.updateWithPod.
+  void update_with_pod(const pod_info& incoming, const pod_info& other, const label_map& node_labels, int64_t mult) {
+    for (const auto& t : other.required_anti_affinity)
+      if (t.matches(incoming, &terms->ns_labels)) existing_anti_affinity.update(node_labels, t.topology_key, mult);
+    if (ipa::pod_matches_all_terms(terms->affinity, other))
+      for (const auto& t : terms->affinity) affinity.update(node_labels, t.topology_key, mult);
+    for (const auto& t : terms->anti_affinity)
+      if (t.matches(other, &ipa::no_labels())) anti_affinity.update(node_labels, t.topology_key, mult);
+  }
+};
+
+std::string read_error(std::string_view key) {
+  return "error reading \"" + std::string(key) + "\" from cycleState: not found";
+}
+
+// Existing pods' anti-affinity, and the node labels they count under.
+void count_existing_anti_affinity(const pod_info& pod, const snapshot& snap, pre_filter_state& s) {
+  for (size_t i = 0; i < snap.size(); ++i) {
+    const node_info& n = snap.node(i);
+    for (const auto& existing : n.pods_with_required_anti_affinity)
+      for (const auto& t : existing->required_anti_affinity)
+        if (t.matches(pod, &s.terms->ns_labels)) s.existing_anti_affinity.update(n.labels, t.topology_key, 1);
+  }
+}
+
+void count_incoming_terms(const snapshot& snap, pre_filter_state& s) {
+  const auto& aff = s.terms->affinity;
+  const auto& anti = s.terms->anti_affinity;
+  if (aff.empty() && anti.empty()) return;
+  for (size_t i = 0; i < snap.size(); ++i) {
+    const node_info& n = snap.node(i);
+    for (const auto& existing : n.pods) {
+      if (ipa::pod_matches_all_terms(aff, *existing))
+        for (const auto& t : aff) s.affinity.update(n.labels, t.topology_key, 1);
+      for (const auto& t : anti)
+        if (t.matches(*existing, &ipa::no_labels())) s.anti_affinity.update(n.labels, t.topology_key, 1);
+    }
+  }
+}
+
+// kube's satisfyExistingPodsAntiAffinity.
+bool satisfies_existing_pods_anti_affinity(const pre_filter_state& s, const node_info& node) {
+  if (s.existing_anti_affinity.empty()) return true;
+  for (const auto& [k, v] : node.labels.entries())
+    if (s.existing_anti_affinity.get(k, v) > 0) return false;
+  return true;
+}
+
+// kube's satisfyPodAntiAffinity.
+bool satisfies_pod_anti_affinity(const pre_filter_state& s, const node_info& node) {
+  if (s.anti_affinity.empty()) return true;
+  for (const auto& t : s.terms->anti_affinity) {
+    const std::string* v = node.labels.get(t.topology_key);
+    if (v && s.anti_affinity.get(t.topology_key, *v) > 0) return false;
+  }
+  return true;
+}
+
+// kube's satisfyPodAffinity.
+bool satisfies_pod_affinity(const pre_filter_state& s, const pod_info& pod, const node_info& node) {
+  bool pods_exist = true;
+  for (const auto& t : s.terms->affinity) {
+    const std::string* v = node.labels.get(t.topology_key);
+    if (!v) return false;  // every topology key must be on the node
+    if (s.affinity.get(t.topology_key, *v) <= 0) pods_exist = false;
+  }
+  if (pods_exist) return true;
+  // The first pod of a group with affinity to itself: no pod anywhere matches the terms, but the
+  // pod matches them itself, so it may go to any node that has the topology keys.
+  return s.affinity.empty() && ipa::pod_matches_all_terms(s.terms->affinity, pod);
+}
+
+}  // namespace
+
+fw::status inter_pod_affinity::pre_filter(fw::cycle_state& state, const pod_info& pod, const snapshot& snap,
+                                          fw::pre_filter_result&) const {
+  // PreScore needs the whole snapshot, and runs even when this PreFilter skips.
+  auto saved = std::make_shared<ipa::snapshot_state>();
+  saved->snap = std::make_shared<const snapshot>(snap);
+  state.write(snapshot_key, std::move(saved));
+
+  auto terms = std::make_shared<required_terms>();
+  terms->affinity = ipa::merge_namespaces(pod.required_affinity, snap.objects());
+  terms->anti_affinity = ipa::merge_namespaces(pod.required_anti_affinity, snap.objects());
+  terms->ns_labels = ipa::labels_or_none(snap.objects().namespace_labels_of(pod.ns));
+
+  auto s = std::make_shared<pre_filter_state>();
+  s->terms = std::move(terms);
+  count_existing_anti_affinity(pod, snap, *s);
+  count_incoming_terms(snap, *s);
+
+  if (s->existing_anti_affinity.empty() && pod.required_affinity.empty() && pod.required_anti_affinity.empty())
+    return fw::status::skip();
+  state.write(pre_filter_key, std::move(s));
+  return fw::status::ok();
+}
+
+fw::status inter_pod_affinity::add_pod(fw::cycle_state& state, const pod_info& pod_to_schedule,
+                                       const pod_info& pod_to_add, const node_info& node) const {
+  auto* s = state.read_as<pre_filter_state>(pre_filter_key);
+  if (!s) return fw::status::error(read_error(pre_filter_key));
+  s->update_with_pod(pod_to_schedule, pod_to_add, node.labels, 1);
+  return fw::status::ok();
+}
+
+fw::status inter_pod_affinity::remove_pod(fw::cycle_state& state, const pod_info& pod_to_schedule,
+                                          const pod_info& pod_to_remove, const node_info& node) const {
+  auto* s = state.read_as<pre_filter_state>(pre_filter_key);
+  if (!s) return fw::status::error(read_error(pre_filter_key));
+  s->update_with_pod(pod_to_schedule, pod_to_remove, node.labels, -1);
+  return fw::status::ok();
+}
+
+fw::status inter_pod_affinity::filter(const fw::cycle_state& state, const pod_info& pod, const node_info& node) const {
+  const auto* s = state.read_as<pre_filter_state>(pre_filter_key);
+  if (!s) return fw::status::error(read_error(pre_filter_key));
+  if (!satisfies_pod_affinity(*s, pod, node)) return fw::status::unresolvable(err_reason_affinity);
+  if (!satisfies_pod_anti_affinity(*s, node)) return fw::status::unschedulable(err_reason_anti_affinity);
+  if (!satisfies_existing_pods_anti_affinity(*s, node))
+    return fw::status::unschedulable(err_reason_existing_anti_affinity);
+  return fw::status::ok();
+}
+
+}  // namespace kas::plugins

@@ -1,0 +1,58 @@
+#pragma once
+// InterPodAffinity internals shared by filtering.cpp, scoring.cpp and the hints: term matching as
+// kube's filtering.go / plugin.go do it, topology-pair counters and the saved snapshot.
+//
+// Namespaces: the incoming pod's terms have their namespaceSelector resolved against the cluster's
+// namespaces once per cycle (kube's mergeAffinityTermNamespacesIfNotEmpty), so they are matched with
+// empty namespace labels. Existing pods' terms keep their selector and are matched with the
+// incoming pod's namespace labels.
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cache/cluster_objects.hpp"
+#include "cache/node_info.hpp"
+#include "cache/snapshot.hpp"
+#include "plugins/framework/cycle_state.hpp"
+
+namespace kas::plugins::ipa {
+
+// kube matches with a nil labels.Set when it has no namespace labels; an empty map is the same.
+const label_map& no_labels();
+inline const label_map& labels_or_none(const label_map* l) { return l ? *l : no_labels(); }
+
+// kube's podMatchesAllAffinityTerms: false for no terms; otherwise every term matches `pod`
+// (namespace labels empty: the terms' selectors are merged already, or kube passes nil too).
+bool pod_matches_all_terms(const std::vector<affinity_term>& terms, const pod_info& pod);
+
+// kube's mergeAffinityTermNamespacesIfNotEmpty: a namespaceSelector that is neither empty (every
+// namespace) nor absent is replaced by the names of the namespaces it selects now.
+affinity_term merge_namespaces(const affinity_term& t, const cluster_objects& objects);
+std::vector<affinity_term> merge_namespaces(const std::vector<affinity_term>& terms, const cluster_objects& objects);
+std::vector<weighted_affinity_term> merge_namespaces(const std::vector<weighted_affinity_term>& terms,
+                                                     const cluster_objects& objects);
+
+// kube's topologyToMatchedTermCount: counts per (topology key, value); a count that drops to 0 is
+// removed, so empty() is kube's len(m) == 0. Lookups take string_views without allocating.
+class topology_counts {
+public:
+  // Adds `delta` at (key, node's value for key) when the node has the label.
+  void update(const label_map& node_labels, const std::string& key, int64_t delta);
+  int64_t get(std::string_view key, std::string_view value) const;
+  bool empty() const { return counts_.empty(); }
+
+private:
+  std::map<std::string, std::map<std::string, int64_t, std::less<>>, std::less<>> counts_;
+};
+
+// The cycle's snapshot, written by PreFilter (even when it returns Skip) for PreScore. Shared on
+// clone: a snapshot is immutable.
+struct snapshot_state final : fw::state_data {
+  std::shared_ptr<const snapshot> snap;
+  std::shared_ptr<fw::state_data> clone() const override { return std::make_shared<snapshot_state>(*this); }
+};
+
+}  // namespace kas::plugins::ipa
