@@ -5,11 +5,24 @@
 #include "messages/quantity.hpp"
 
 namespace kas {
+namespace {
+
+// Order of pods is not semantic: swap-remove, as kube's removeFromSlice does.
+void swap_remove(std::vector<pod_info_ptr>& v, const std::string& uid) {
+  auto it = std::find_if(v.begin(), v.end(), [&](const pod_info_ptr& p) { return p->uid == uid; });
+  if (it == v.end()) return;
+  *it = std::move(v.back());
+  v.pop_back();
+}
+
+}  // namespace
 
 void node_info::add_pod(pod_info_ptr p) {
   requested.add(p->requests);
   non_zero_requested.add(p->non_zero_requests);
   used_ports.insert(used_ports.end(), p->host_ports.begin(), p->host_ports.end());
+  if (p->has_pod_affinity()) pods_with_affinity.push_back(p);
+  if (p->has_required_anti_affinity()) pods_with_required_anti_affinity.push_back(p);
   pods.push_back(std::move(p));
   ++generation;
 }
@@ -28,6 +41,8 @@ bool node_info::remove_pod(const std::string& uid) {
     auto u = std::find(used_ports.begin(), used_ports.end(), hp);
     if (u != used_ports.end()) used_ports.erase(u);
   }
+  swap_remove(pods_with_affinity, uid);
+  swap_remove(pods_with_required_anti_affinity, uid);
   ++generation;
   return true;
 }

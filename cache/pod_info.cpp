@@ -6,6 +6,7 @@
 // container that omits cpu / memory (kube's NonMissingContainerRequests).
 #include "cache/pod_info.hpp"
 
+#include <algorithm>
 #include <map>
 
 #include "messages/quantity.hpp"
@@ -13,7 +14,6 @@
 namespace kas {
 namespace detail {
 bool is_qualified_name(std::string_view s);            // resources.cpp
-bool parse_int64(const std::string& s, int64_t& out);  // selectors.cpp
 }  // namespace detail
 
 namespace {
@@ -242,56 +242,183 @@ label_map to_label_map(const Map& m) {
   return label_map(std::move(entries));
 }
 
-bool is_label_value(const std::string& v) {
-  if (v.size() > 63) return false;
-  if (v.empty()) return true;
-  auto alnum = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'); };
-  if (!alnum(v.front()) || !alnum(v.back())) return false;
-  for (char c : v)
-    if (!alnum(c) && c != '-' && c != '_' && c != '.') return false;
-  return true;
+// kube's getNamespacesFromPodAffinityTerm plus the apiserver's MatchLabelKeysInPodAffinity merge:
+// matchLabelKeys / mismatchLabelKeys become `key In/NotIn [the pod's value]` for each key the pod
+// carries; a nil labelSelector stays nil (it matches nothing, and the apiserver adds nothing).
+result<affinity_term> compile_affinity_term(const k8s::core::PodAffinityTerm& t, const pod_info& pod,
+                                            const std::string& path) {
+  affinity_term out;
+  if (t.topology_key().empty()) return at(path + ".topologyKey", "Required value: can not be empty");
+  if (!detail::is_qualified_name(t.topology_key()))
+    return at(path + ".topologyKey", "Invalid value: \"" + t.topology_key() + "\": must be a qualified name");
+  out.topology_key = t.topology_key();
+  auto sel = compile_label_selector(t.has_label_selector() ? &t.label_selector() : nullptr, path + ".labelSelector");
+  if (!sel) return sel.err();
+  out.selector = std::move(*sel);
+  auto merge = [&](const google::protobuf::RepeatedPtrField<std::string>& keys, const char* field, selector_op op)
+      -> status_or_error {
+    for (int i = 0; i < keys.size(); ++i) {
+      if (!detail::is_qualified_name(keys[i]))
+        return at(path + "." + field + "[" + std::to_string(i) + "]",
+                  "Invalid value: \"" + keys[i] + "\": must be a qualified name");
+      const std::string* v = pod.labels.get(keys[i]);
+      if (v == nullptr || out.selector.nothing) continue;
+      selector_requirement r;
+      r.key = keys[i];
+      r.op = op;
+      r.values = {*v};
+      out.selector.requirements.push_back(std::move(r));
+    }
+    return ok_t{};
+  };
+  for (const auto& k : t.match_label_keys())
+    for (int j = 0; j < t.mismatch_label_keys_size(); ++j)
+      if (t.mismatch_label_keys(j) == k)
+        return at(path + ".mismatchLabelKeys[" + std::to_string(j) + "]",
+                  "Invalid value: \"" + k + "\": exists in both matchLabelKeys and mismatchLabelKeys");
+  if (auto s = merge(t.match_label_keys(), "matchLabelKeys", selector_op::in); !s) return s.err();
+  if (auto s = merge(t.mismatch_label_keys(), "mismatchLabelKeys", selector_op::not_in); !s) return s.err();
+  if (t.has_namespace_selector()) {
+    auto ns = compile_label_selector(&t.namespace_selector(), path + ".namespaceSelector");
+    if (!ns) return ns.err();
+    out.namespace_selector = std::move(*ns);
+  }
+  if (t.namespaces().empty() && !t.has_namespace_selector()) {
+    out.namespaces = {pod.ns};
+  } else {
+    out.namespaces.assign(t.namespaces().begin(), t.namespaces().end());
+    std::sort(out.namespaces.begin(), out.namespaces.end());  // kube holds a set
+    out.namespaces.erase(std::unique(out.namespaces.begin(), out.namespaces.end()), out.namespaces.end());
+  }
+  return out;
 }
 
-bool parse_node_selector_op(const std::string& s, selector_op& op) {
-  if (s == "In") op = selector_op::in;
-  else if (s == "NotIn") op = selector_op::not_in;
-  else if (s == "Exists") op = selector_op::exists;
-  else if (s == "DoesNotExist") op = selector_op::does_not_exist;
-  else if (s == "Gt") op = selector_op::gt;
-  else if (s == "Lt") op = selector_op::lt;
+using affinity_terms = google::protobuf::RepeatedPtrField<k8s::core::PodAffinityTerm>;
+using weighted_terms = google::protobuf::RepeatedPtrField<k8s::core::WeightedPodAffinityTerm>;
+
+status_or_error compile_pod_affinity_side(const affinity_terms& required, const weighted_terms& preferred,
+                                          const pod_info& pod, const std::string& base,
+                                          std::vector<affinity_term>& req_out,
+                                          std::vector<weighted_affinity_term>& pref_out) {
+  for (int i = 0; i < required.size(); ++i) {
+    auto t = compile_affinity_term(
+        required[i], pod, base + ".requiredDuringSchedulingIgnoredDuringExecution[" + std::to_string(i) + "]");
+    if (!t) return t.err();
+    req_out.push_back(std::move(*t));
+  }
+  for (int i = 0; i < preferred.size(); ++i) {
+    std::string path = base + ".preferredDuringSchedulingIgnoredDuringExecution[" + std::to_string(i) + "]";
+    const auto& w = preferred[i];
+    if (w.weight() < 1 || w.weight() > 100)
+      return at(path + ".weight", "Invalid value: " + std::to_string(w.weight()) + ": must be in the range 1-100");
+    auto t = compile_affinity_term(w.pod_affinity_term(), pod, path + ".podAffinityTerm");
+    if (!t) return t.err();
+    pref_out.push_back(weighted_affinity_term{std::move(*t), w.weight()});
+  }
+  return ok_t{};
+}
+
+status_or_error compile_pod_affinity(const k8s::core::PodSpec& spec, pod_info& out) {
+  if (!spec.has_affinity()) return ok_t{};
+  const auto& a = spec.affinity();
+  if (a.has_pod_affinity()) {
+    const auto& pa = a.pod_affinity();
+    auto s = compile_pod_affinity_side(pa.required_during_scheduling_ignored_during_execution(),
+                                       pa.preferred_during_scheduling_ignored_during_execution(), out,
+                                       "spec.affinity.podAffinity", out.required_affinity, out.preferred_affinity);
+    if (!s) return s;
+  }
+  if (a.has_pod_anti_affinity()) {
+    const auto& pa = a.pod_anti_affinity();
+    auto s = compile_pod_affinity_side(pa.required_during_scheduling_ignored_during_execution(),
+                                       pa.preferred_during_scheduling_ignored_during_execution(), out,
+                                       "spec.affinity.podAntiAffinity", out.required_anti_affinity,
+                                       out.preferred_anti_affinity);
+    if (!s) return s;
+  }
+  return ok_t{};
+}
+
+bool parse_inclusion_policy(const std::string& s, node_inclusion_policy dflt, node_inclusion_policy& out) {
+  if (s.empty()) out = dflt;
+  else if (s == "Honor") out = node_inclusion_policy::honor;
+  else if (s == "Ignore") out = node_inclusion_policy::ignore;
   else return false;
   return true;
 }
 
-// labels.NewRequirement's validation; a requirement that fails it never matches.
-selector_requirement compile_label_requirement(const std::string& key, const std::string& op_name,
-                                               const google::protobuf::RepeatedPtrField<std::string>& values,
-                                               bool allow_gt_lt) {
-  selector_requirement r;
-  r.key = key;
-  r.values.assign(values.begin(), values.end());
-  bool ok = parse_node_selector_op(op_name, r.op) &&
-            (allow_gt_lt || (r.op != selector_op::gt && r.op != selector_op::lt));
-  ok = ok && detail::is_qualified_name(key);
-  if (ok) {
-    switch (r.op) {
-      case selector_op::in:
-      case selector_op::not_in:
-        ok = !r.values.empty();
-        break;
-      case selector_op::exists:
-      case selector_op::does_not_exist:
-        ok = r.values.empty();
-        break;
-      case selector_op::gt:
-      case selector_op::lt:
-        ok = r.values.size() == 1 && detail::parse_int64(r.values[0], r.number);
-        break;
+// kube's validateTopologySpreadConstraints, then the defaults the scheduler applies (minDomains 1,
+// nodeAffinityPolicy Honor, nodeTaintsPolicy Ignore) and the apiserver's matchLabelKeys merge.
+result<spread_constraint> compile_spread_constraint(const k8s::core::TopologySpreadConstraint& t,
+                                                    const pod_info& pod, const std::string& path) {
+  spread_constraint c;
+  c.max_skew = t.max_skew();
+  if (c.max_skew <= 0)
+    return at(path + ".maxSkew", "Invalid value: " + std::to_string(c.max_skew) + ": must be greater than zero");
+  if (t.topology_key().empty()) return at(path + ".topologyKey", "Required value: can not be empty");
+  if (!detail::is_qualified_name(t.topology_key()))
+    return at(path + ".topologyKey", "Invalid value: \"" + t.topology_key() + "\": must be a qualified name");
+  c.topology_key = t.topology_key();
+  if (t.when_unsatisfiable() == "DoNotSchedule")
+    c.do_not_schedule = true;
+  else if (t.when_unsatisfiable() == "ScheduleAnyway")
+    c.do_not_schedule = false;
+  else if (t.when_unsatisfiable().empty())
+    return at(path + ".whenUnsatisfiable", "Required value: can not be empty");
+  else
+    return at(path + ".whenUnsatisfiable", "Unsupported value: \"" + t.when_unsatisfiable() +
+                                               "\": supported values: \"DoNotSchedule\", \"ScheduleAnyway\"");
+  if (t.has_min_domains()) {
+    const std::string v = std::to_string(t.min_domains());
+    if (t.min_domains() <= 0) return at(path + ".minDomains", "Invalid value: " + v + ": must be greater than zero");
+    if (!c.do_not_schedule)
+      return at(path + ".minDomains", "Invalid value: " + v +
+                                          ": can only use minDomains if whenUnsatisfiable=DoNotSchedule, not "
+                                          "ScheduleAnyway");
+    c.min_domains = t.min_domains();
+  }
+  if (!parse_inclusion_policy(t.node_affinity_policy(), node_inclusion_policy::honor, c.node_affinity_policy))
+    return at(path + ".nodeAffinityPolicy",
+              "Unsupported value: \"" + t.node_affinity_policy() + "\": supported values: \"Honor\", \"Ignore\"");
+  if (!parse_inclusion_policy(t.node_taints_policy(), node_inclusion_policy::ignore, c.node_taints_policy))
+    return at(path + ".nodeTaintsPolicy",
+              "Unsupported value: \"" + t.node_taints_policy() + "\": supported values: \"Honor\", \"Ignore\"");
+  auto sel = compile_label_selector(t.has_label_selector() ? &t.label_selector() : nullptr, path + ".labelSelector");
+  if (!sel) return sel.err();
+  c.selector = std::move(*sel);
+  if (!t.match_label_keys().empty() && c.selector.nothing)
+    return at(path + ".matchLabelKeys", "Forbidden: must not be specified when labelSelector is not set");
+  for (int i = 0; i < t.match_label_keys_size(); ++i) {
+    const std::string& key = t.match_label_keys(i);
+    if (!detail::is_qualified_name(key))
+      return at(path + ".matchLabelKeys[" + std::to_string(i) + "]",
+                "Invalid value: \"" + key + "\": must be a qualified name");
+    if (const std::string* v = pod.labels.get(key)) {
+      selector_requirement r;
+      r.key = key;
+      r.op = selector_op::in;
+      r.values = {*v};
+      c.selector.requirements.push_back(std::move(r));
     }
   }
-  for (auto& v : r.values) ok = ok && is_label_value(v);
-  r.invalid = !ok;
-  return r;
+  return c;
+}
+
+status_or_error compile_spread_constraints(const k8s::core::PodSpec& spec, pod_info& out) {
+  for (int i = 0; i < spec.topology_spread_constraints_size(); ++i) {
+    const auto& t = spec.topology_spread_constraints(i);
+    std::string path = "spec.topologySpreadConstraints[" + std::to_string(i) + "]";
+    for (int j = 0; j < i; ++j) {
+      const auto& o = spec.topology_spread_constraints(j);
+      if (o.topology_key() == t.topology_key() && o.when_unsatisfiable() == t.when_unsatisfiable())
+        return at(path + ".{topologyKey, whenUnsatisfiable}",
+                  "Duplicate value: \"{" + t.topology_key() + ", " + t.when_unsatisfiable() + "}\"");
+    }
+    auto c = compile_spread_constraint(t, out, path);
+    if (!c) return c.err();
+    out.spread_constraints.push_back(std::move(*c));
+  }
+  return ok_t{};
 }
 
 }  // namespace
@@ -307,59 +434,6 @@ bool toleration::tolerates(const taint& t) const {
   if (effect != taint_effect::none && effect != t.effect) return false;
   if (!key.empty() && key != t.key) return false;
   return op_exists || value == t.value;
-}
-
-result<node_selector_term> compile_node_selector_term(const k8s::core::NodeSelectorTerm& t, const std::string&) {
-  node_selector_term out;
-  for (const auto& e : t.match_expressions())
-    out.match_expressions.push_back(compile_label_requirement(e.key(), e.operator_(), e.values(), true));
-  for (const auto& f : t.match_fields()) {
-    selector_requirement r;
-    r.key = f.key();
-    r.values.assign(f.values().begin(), f.values().end());
-    bool op_ok = parse_node_selector_op(f.operator_(), r.op) &&
-                 (r.op == selector_op::in || r.op == selector_op::not_in);
-    r.invalid = !(f.key() == "metadata.name" && op_ok && r.values.size() == 1);
-    out.match_fields.push_back(std::move(r));
-  }
-  return out;
-}
-
-result<node_selector> compile_node_selector(const k8s::core::NodeSelector& ns, const std::string& path) {
-  node_selector out;
-  for (int i = 0; i < ns.node_selector_terms_size(); ++i) {
-    auto t = compile_node_selector_term(ns.node_selector_terms(i),
-                                        path + ".nodeSelectorTerms[" + std::to_string(i) + "]");
-    if (!t) return t.err();
-    out.terms.push_back(std::move(*t));
-  }
-  return out;
-}
-
-result<label_selector> compile_label_selector(const k8s::meta::LabelSelector* ls, const std::string& path) {
-  label_selector out;
-  if (ls == nullptr) {
-    out.nothing = true;
-    return out;
-  }
-  for (auto& [k, v] : ls->match_labels()) {
-    selector_requirement r;
-    r.key = k;
-    r.op = selector_op::in;
-    r.values = {v};
-    if (!detail::is_qualified_name(k) || !is_label_value(v))
-      return at(path + ".matchLabels", "invalid label selector requirement " + k + "=" + v);
-    out.requirements.push_back(std::move(r));
-  }
-  for (int i = 0; i < ls->match_expressions_size(); ++i) {
-    const auto& e = ls->match_expressions(i);
-    std::string p = path + ".matchExpressions[" + std::to_string(i) + "]";
-    auto r = compile_label_requirement(e.key(), e.operator_(), e.values(), false);
-    if (r.invalid) return at(p, "invalid label selector requirement (key \"" + e.key() + "\", operator \"" +
-                                    e.operator_() + "\")");
-    out.requirements.push_back(std::move(r));
-  }
-  return out;
 }
 
 result<pod_info_ptr> compile_pod(std::shared_ptr<const k8s::core::Pod> pod) {
@@ -403,6 +477,9 @@ result<pod_info_ptr> compile_pod(std::shared_ptr<const k8s::core::Pod> pod) {
       info->preferred_node_affinity.push_back(preferred_scheduling_term{p.weight(), std::move(*term)});
     }
   }
+  if (auto st = compile_pod_affinity(spec, *info); !st) return st.err();
+  if (auto st = compile_spread_constraints(spec, *info); !st) return st.err();
+  info->nominated_node_name = pod->status().nominated_node_name();
   auto tols = compile_tolerations(spec);
   if (!tols) return tols.err();
   info->tolerations = std::move(*tols);
@@ -414,6 +491,14 @@ result<pod_info_ptr> compile_pod(std::shared_ptr<const k8s::core::Pod> pod) {
     if (!c.image().empty()) info->images.push_back(c.image());
   info->pod = std::move(pod);
   return pod_info_ptr(std::move(info));
+}
+
+bool affinity_term::matches(const pod_info& pod, const label_map* ns_labels) const {
+  static const label_map no_labels;
+  // Linear: callers (InterPodAffinity's namespace merge) may build unsorted lists.
+  const bool ns_ok = std::find(namespaces.begin(), namespaces.end(), pod.ns) != namespaces.end() ||
+                     (namespace_selector && namespace_selector->matches(ns_labels ? *ns_labels : no_labels));
+  return ns_ok && selector.matches(pod.labels);
 }
 
 pod_info_ptr with_node_name(const pod_info& p, const std::string& node) {

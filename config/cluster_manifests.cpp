@@ -9,8 +9,8 @@
 //
 // compile_cluster does what the apiserver and its admission chain would have done before the
 // scheduler saw the objects: namespace defaulting (at load), Priority admission
-// (priorityClassName -> spec.priority), uniqueness of names, and the existence of the node a bound
-// pod runs on. Terminal pods (Succeeded/Failed) are invisible to kube-scheduler's informer, so
+// (priorityClassName -> spec.priority), uniqueness of names, the existence of the node a bound
+// pod runs on, and the cluster objects plugins read (manifest_objects.cpp). Terminal pods (Succeeded/Failed) are invisible to kube-scheduler's informer, so
 // they are left out here too.
 #include "config/cluster_manifests.hpp"
 
@@ -26,6 +26,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "config/manifest_objects.hpp"
 #include "messages/codec.hpp"
 
 namespace kas {
@@ -57,6 +58,10 @@ constexpr kind_spec known_kinds[] = {
   {"Namespace", "", "v1", false},
   {"PriorityClass", "scheduling.k8s.io", "scheduling.k8s.io/v1", false},
   {"PodDisruptionBudget", "policy", "policy/v1", true},
+  {"Service", "", "v1", true},
+  {"ReplicationController", "", "v1", true},
+  {"ReplicaSet", "apps", "apps/v1", true},
+  {"StatefulSet", "apps", "apps/v1", true},
 };
 
 const kind_spec* find_kind(std::string_view kind) {
@@ -257,7 +262,17 @@ private:
     if (kind == "Pod") return decode_into(n, o, out_.pods);
     if (kind == "Namespace") return decode_into(n, o, out_.namespaces);
     if (kind == "PriorityClass") return decode_into(n, o, out_.priority_classes);
-    return decode_into(n, o, out_.pdbs);
+    if (kind == "PodDisruptionBudget") return decode_into(n, o, out_.pdbs);
+    return decode_workload(n, o);
+  }
+
+  // Service / ReplicationController / ReplicaSet / StatefulSet: only the selector (see
+  // manifest_objects.hpp), so no protos for these kinds.
+  status_or_error decode_workload(const YAML::Node& n, const manifest_origin& o) {
+    auto sel = decode_workload_selector(n, o.kind);
+    if (!sel) return fail(o.describe(), sel.err().message);
+    out_.workloads.emplace_back(workload_selector{o.kind, o.ns, o.name, std::move(*sel)}, o);
+    return ok_t{};
   }
 
   template <class T>
@@ -359,6 +374,8 @@ status_or_error check_unique_objects(const cluster_manifests& m, uniqueness& u) 
     if (auto s = u.add(e.second); !s) return s;
   for (auto& e : m.pdbs)
     if (auto s = u.add(e.second); !s) return s;
+  for (auto& e : m.workloads)
+    if (auto s = u.add(e.second); !s) return s;
   return ok_t{};
 }
 
@@ -416,6 +433,11 @@ result<cluster_input> compile_cluster(const cluster_manifests& m) {
   if (!pcs) return pcs.err();
   if (auto s = compile_nodes(m, u, in); !s) return s.err();
   if (auto s = compile_pods(m, u, *pcs, in); !s) return s.err();
+  std::vector<pod_info_ptr> pods = in.bound_pods;
+  pods.insert(pods.end(), in.pending_pods.begin(), in.pending_pods.end());
+  auto objects = compile_objects(m, pods);
+  if (!objects) return objects.err();
+  in.objects = std::move(*objects);
   return in;
 }
 

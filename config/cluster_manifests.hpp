@@ -33,6 +33,10 @@ struct cluster_manifests {
   std::vector<std::pair<std::shared_ptr<const k8s::scheduling::PriorityClass>, manifest_origin>> priority_classes;
   std::vector<std::pair<std::shared_ptr<const k8s::policy::PodDisruptionBudget>, manifest_origin>> pdbs;
   std::vector<std::pair<std::shared_ptr<const k8s::core::Namespace>, manifest_origin>> namespaces;
+  // Service, ReplicationController, ReplicaSet, StatefulSet: the scheduler reads only their
+  // selectors, so they are decoded straight from the manifest. A Service without a selector is
+  // kept (for the duplicate check) with selector.nothing set.
+  std::vector<std::pair<workload_selector, manifest_origin>> workloads;
   std::vector<std::string> warnings;  // kinds the scheduler does not use, skipped
 };
 

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <functional>
 
 #include "builders.hpp"
@@ -137,6 +138,69 @@ TEST(NodeInfo, PortConflicts) {
     n.used_ports = r.used;
     EXPECT_EQ(n.port_conflicts(r.want), r.conflict);
   }
+}
+
+// A pod with the given inter-pod terms (counts of required affinity / required anti-affinity /
+// preferred affinity / preferred anti-affinity).
+pod_info_ptr pod_with_terms(const std::string& name, int req_aff, int req_anti, int pref_aff, int pref_anti) {
+  auto p = std::make_shared<pod_info>(*test::simple_pod(name, "n1", "100m", "1Mi"));
+  p->required_affinity.resize(req_aff);
+  p->required_anti_affinity.resize(req_anti);
+  p->preferred_affinity.resize(pref_aff);
+  p->preferred_anti_affinity.resize(pref_anti);
+  return p;
+}
+
+std::vector<std::string> names(const std::vector<pod_info_ptr>& pods) {
+  std::vector<std::string> out;
+  for (const auto& p : pods) out.push_back(p->name);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+using strings = std::vector<std::string>;
+
+// kube's NodeInfo.PodsWithAffinity / PodsWithRequiredAntiAffinity follow AddPod / RemovePod.
+TEST(NodeInfo, PodsWithAffinityLists) {
+  struct step {
+    const char* name;
+    pod_info_ptr add;         // or
+    const char* remove;       // uid to remove
+    strings with_affinity;    // after the step
+    strings with_required_anti;
+  };
+  const step steps[] = {
+      {"plain pod: in neither list", pod_with_terms("plain", 0, 0, 0, 0), nullptr, {}, {}},
+      {"required affinity", pod_with_terms("req-aff", 1, 0, 0, 0), nullptr, {"req-aff"}, {}},
+      {"preferred anti-affinity only", pod_with_terms("pref-anti", 0, 0, 0, 1), nullptr, {"pref-anti", "req-aff"}, {}},
+      {"preferred affinity only", pod_with_terms("pref-aff", 0, 0, 2, 0), nullptr, {"pref-aff", "pref-anti", "req-aff"},
+       {}},
+      {"required anti-affinity: both lists", pod_with_terms("req-anti", 0, 1, 0, 0), nullptr,
+       {"pref-aff", "pref-anti", "req-aff", "req-anti"}, {"req-anti"}},
+      {"remove from the middle", nullptr, "uid-req-aff", {"pref-aff", "pref-anti", "req-anti"}, {"req-anti"}},
+      {"remove a plain pod leaves the lists", nullptr, "uid-plain", {"pref-aff", "pref-anti", "req-anti"},
+       {"req-anti"}},
+      {"remove the anti-affinity pod", nullptr, "uid-req-anti", {"pref-aff", "pref-anti"}, {}},
+  };
+  auto n = test::simple_node("n1");
+  for (const auto& s : steps) {
+    SCOPED_TRACE(s.name);
+    const uint64_t gen = n->generation;
+    if (s.add)
+      n->add_pod(s.add);
+    else
+      EXPECT_TRUE(n->remove_pod(s.remove));
+    EXPECT_GT(n->generation, gen);
+    EXPECT_EQ(names(n->pods_with_affinity), s.with_affinity);
+    EXPECT_EQ(names(n->pods_with_required_anti_affinity), s.with_required_anti);
+  }
+  EXPECT_FALSE(n->remove_pod("uid-req-anti"));
+  EXPECT_EQ(names(n->pods_with_affinity), (strings{"pref-aff", "pref-anti"}));
+  // A clone carries the lists; changing it leaves the original alone.
+  auto c = n->clone();
+  EXPECT_TRUE(c->remove_pod("uid-pref-aff"));
+  EXPECT_EQ(names(c->pods_with_affinity), strings{"pref-anti"});
+  EXPECT_EQ(names(n->pods_with_affinity), (strings{"pref-aff", "pref-anti"}));
 }
 
 }  // namespace

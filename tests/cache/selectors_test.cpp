@@ -171,7 +171,8 @@ TEST(LabelSelector, Matching) {
   add(&bad, "app", "Gt", {"1"});
   auto err = compile_label_selector(&bad, "spec.selector");
   ASSERT_FALSE(err.ok());
-  EXPECT_EQ(err.err().message.rfind("spec.selector.matchExpressions[0]: ", 0), 0u) << err.err().message;
+  EXPECT_EQ(err.err().message.rfind("spec.selector.matchExpressions[0].operator: Invalid value: \"Gt\"", 0), 0u)
+      << err.err().message;
 }
 
 }  // namespace

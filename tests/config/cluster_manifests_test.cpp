@@ -94,6 +94,73 @@ std::vector<error_case> error_cases() {
      {"unknown-node.yaml: document 2 (Pod default/x): spec.nodeName: node \"n9\" does not exist"}},
     {"unknown_priority_class", {fixture("unknown-priority-class.yaml")},
      {"unknown-priority-class.yaml: document 1 (Pod default/web): spec.priorityClassName: no PriorityClass with name gold"}},
+    {"replicaset_without_selector",
+     {temp_file("rs_nosel.yaml", "apiVersion: apps/v1\nkind: ReplicaSet\nmetadata: {name: rs}\nspec: {replicas: 2}\n")},
+     {"rs_nosel.yaml: document 1 (ReplicaSet default/rs): spec.selector: Required value"}},
+    {"statefulset_empty_selector",
+     {temp_file("ss_empty.yaml", "apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: ss}\nspec: {selector: {}}\n")},
+     {"ss_empty.yaml: document 1 (StatefulSet default/ss): spec.selector: Invalid value: empty selector"}},
+    {"replicaset_bad_operator",
+     {temp_file("rs_op.yaml", "apiVersion: apps/v1\nkind: ReplicaSet\nmetadata: {name: rs, namespace: x}\n"
+                              "spec: {selector: {matchExpressions: [{key: a, operator: Gt, values: ['1']}]}}\n")},
+     {"rs_op.yaml: document 1 (ReplicaSet x/rs): spec.selector.matchExpressions[0].operator: Invalid value: \"Gt\""}},
+    {"replicaset_selector_wrong_type",
+     {temp_file("rs_type.yaml", "apiVersion: apps/v1\nkind: ReplicaSet\nmetadata: {name: rs}\n"
+                                "spec: {selector: {matchExpressions: {key: a}}}\n")},
+     {"rs_type.yaml: document 1 (ReplicaSet default/rs): spec.selector.matchExpressions"}},
+    {"statefulset_in_core_group",
+     {temp_file("ss_core.yaml", "apiVersion: v1\nkind: StatefulSet\nmetadata: {name: ss}\n")},
+     {"ss_core.yaml: document 1 (StatefulSet default/ss): apiVersion: \"v1\"", "expected apps/v1"}},
+    {"service_selector_not_a_map",
+     {temp_file("svc_list.yaml", "apiVersion: v1\nkind: Service\nmetadata: {name: s}\nspec: {selector: [a]}\n")},
+     {"svc_list.yaml: document 1 (Service default/s): spec.selector: expected an object, got a list"}},
+    {"service_selector_value_not_a_string",
+     {temp_file("svc_val.yaml", "apiVersion: v1\nkind: Service\nmetadata: {name: s}\nspec: {selector: {app: {x: 1}}}\n")},
+     {"svc_val.yaml: document 1 (Service default/s): spec.selector.app: expected a string, got a mapping"}},
+    {"service_selector_bad_value",
+     {temp_file("svc_bad.yaml", "apiVersion: v1\nkind: Service\nmetadata: {name: s}\nspec: {selector: {app: -web}}\n")},
+     {"svc_bad.yaml: document 1 (Service default/s): spec.selector: Invalid value: \"-web\""}},
+    {"rc_without_selector_or_template_labels",
+     {temp_file("rc.yaml", "apiVersion: v1\nkind: ReplicationController\nmetadata: {name: rc}\n"
+                           "spec: {template: {spec: {containers: [{name: c}]}}}\n")},
+     {"rc.yaml: document 1 (ReplicationController default/rc): spec.selector: Required value"}},
+    {"duplicate_service",
+     {temp_file("svc_dup.yaml", "apiVersion: v1\nkind: Service\nmetadata: {name: s, namespace: a}\n---\n"
+                                "apiVersion: v1\nkind: Service\nmetadata: {name: s, namespace: a}\n")},
+     {"svc_dup.yaml: document 2 (Service a/s): Service a/s is already defined in ", "svc_dup.yaml: document 1"}},
+    {"pdb_both_bounds",
+     {temp_file("pdb_both.yaml", "apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: p}\n"
+                                 "spec: {minAvailable: 1, maxUnavailable: 1, selector: {}}\n")},
+     {"pdb_both.yaml: document 1 (PodDisruptionBudget default/p): spec: Invalid value: minAvailable and "
+      "maxUnavailable cannot be both set"}},
+    {"pdb_not_a_percentage",
+     {temp_file("pdb_str.yaml", "apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: p}\n"
+                                "spec: {minAvailable: half, selector: {}}\n")},
+     {"pdb_str.yaml: document 1 (PodDisruptionBudget default/p): spec.minAvailable: Invalid value: \"half\": must be "
+      "an integer or percentage (e.g '5%')"}},
+    {"pdb_negative",
+     {temp_file("pdb_neg.yaml", "apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: p}\n"
+                                "spec: {maxUnavailable: -1, selector: {}}\n")},
+     {"pdb_neg.yaml: document 1 (PodDisruptionBudget default/p): spec.maxUnavailable: Invalid value: -1: must be "
+      "greater than or equal to 0"}},
+    {"pdb_over_100_percent",
+     {temp_file("pdb_pct.yaml", "apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: p}\n"
+                                "spec: {maxUnavailable: 150%, selector: {}}\n")},
+     {"spec.maxUnavailable: Invalid value: \"150%\": must not be greater than 100%"}},
+    {"pdb_bad_selector",
+     {temp_file("pdb_sel.yaml", "apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: p}\n"
+                                "spec: {minAvailable: 1, selector: {matchExpressions: [{key: a, operator: In}]}}\n")},
+     {"pdb_sel.yaml: document 1 (PodDisruptionBudget default/p): spec.selector.matchExpressions[0].values: Required value"}},
+    {"pdb_bad_eviction_policy",
+     {temp_file("pdb_pol.yaml", "apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: p}\n"
+                                "spec: {minAvailable: 1, selector: {}, unhealthyPodEvictionPolicy: Sometimes}\n")},
+     {"spec.unhealthyPodEvictionPolicy: Unsupported value: \"Sometimes\""}},
+    {"pod_bad_affinity",
+     {temp_file("pod_aff.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers: [{name: c}]\n"
+                                "  affinity: {podAffinity: {requiredDuringSchedulingIgnoredDuringExecution: [{topologyKey: z, "
+                                "labelSelector: {matchExpressions: [{key: a, operator: Nope}]}}]}}\n")},
+     {"pod_aff.yaml: document 1 (Pod default/p): spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution[0]"
+      ".labelSelector.matchExpressions[0].operator"}},
     {"nested_list",
      {temp_file("nested.yaml", "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: PodList\n  items: []\n")},
      {"nested.yaml: document 1 item 1: kind PodList: a List inside a List is not supported"}},
@@ -130,10 +197,10 @@ TEST(LoadManifests, MultiDocumentYaml) {
   EXPECT_EQ(m->pods[1].second.describe(), fixture("multi-doc.yaml") + ": document 5 (Pod default/pending-b)");
   EXPECT_EQ(m->pods[1].first->metadata().namespace_(), "default");
   EXPECT_EQ(m->pdbs[0].first->metadata().namespace_(), "default");
-  ASSERT_EQ(m->warnings.size(), 2u);
+  ASSERT_EQ(m->workloads.size(), 1u);  // the Service: read, but it has no selector
+  EXPECT_TRUE(m->workloads[0].first.selector.nothing);
+  ASSERT_EQ(m->warnings.size(), 1u);
   EXPECT_EQ(m->warnings[0],
-            fixture("multi-doc.yaml") + ": document 3 (Service web): kind Service is not used by the scheduler; skipped");
-  EXPECT_EQ(m->warnings[1],
             fixture("multi-doc.yaml") + ": document 7 (Deployment web): kind Deployment is not used by the scheduler; skipped");
 
   auto c = compile_cluster(*m);
@@ -147,7 +214,10 @@ TEST(LoadManifests, MultiDocumentYaml) {
   EXPECT_EQ(c->pending_pods[0]->preemption, preemption_policy::never);
   EXPECT_EQ(c->pending_pods[1]->name, "pending-a");
   EXPECT_EQ(c->pending_pods[1]->priority, 0);
-  EXPECT_EQ(c->warnings.size(), 2u);
+  EXPECT_EQ(c->warnings.size(), 1u);
+  EXPECT_TRUE(c->objects->workloads.empty());  // a Service without a selector selects nothing
+  ASSERT_EQ(c->objects->pdbs.size(), 1u);
+  EXPECT_EQ(c->objects->pdbs[0].disruptions_allowed, 0);  // no pod matches app=web
 }
 
 TEST(LoadManifests, KubectlList) {
@@ -156,10 +226,9 @@ TEST(LoadManifests, KubectlList) {
   ASSERT_EQ(m->nodes.size(), 1u);
   ASSERT_EQ(m->pods.size(), 3u);
   EXPECT_EQ(m->pods[2].second.describe(), fixture("list.yaml") + ": document 1 item 4 (Pod shop/api-1)");
-  ASSERT_EQ(m->warnings.size(), 1u);
-  EXPECT_EQ(m->warnings[0], fixture("list.yaml") +
-                              ": document 1 item 5 (ReplicaSet shop/api-6f7d9): kind ReplicaSet is not used by "
-                              "the scheduler; skipped");
+  EXPECT_TRUE(m->warnings.empty());
+  ASSERT_EQ(m->workloads.size(), 1u);
+  EXPECT_EQ(m->workloads[0].second.describe(), fixture("list.yaml") + ": document 1 item 5 (ReplicaSet shop/api-6f7d9)");
 
   auto c = compile_cluster(*m);
   ASSERT_TRUE(c.ok()) << c.err().message;
@@ -259,7 +328,7 @@ TEST(BenchExamples, LoadAndCompile) {
     size_t nodes, bound, pending, warnings;
   };
   const row rows[] = {
-    {"basic.yaml", 3, 1, 3, 1},
+    {"basic.yaml", 3, 1, 3, 0},  // its Service has no selector: read, contributes nothing
     {"taints.yaml", 5, 0, 6, 0},
     {"affinity.yaml", 4, 1, 8, 0},
     {"ports.yaml", 2, 2, 5, 0},
@@ -291,6 +360,113 @@ TEST(BenchExamples, EffectiveRequests) {
   EXPECT_EQ(by_name.at("init-heavy")->requests.milli_cpu, 1500);  // max(init, sum of app containers)
   EXPECT_EQ(by_name.at("with-overhead")->requests.milli_cpu, 1050);
   EXPECT_EQ(by_name.at("scratch")->requests.ephemeral_storage, 20LL << 30);
+}
+
+std::string render(const label_map& l) {
+  std::string out;
+  for (const auto& [k, v] : l.entries()) out += (out.empty() ? "" : ",") + k + "=" + v;
+  return out;
+}
+
+TEST(CompileCluster, Objects) {
+  auto m = load_manifests({fixture("objects.yaml")});
+  ASSERT_TRUE(m.ok()) << m.err().message;
+  EXPECT_TRUE(m->warnings.empty());
+  EXPECT_EQ(m->workloads.size(), 5u);
+  auto c = compile_cluster(*m);
+  ASSERT_TRUE(c.ok()) << c.err().message;
+  const cluster_objects& objs = *c->objects;
+
+  // Declared namespaces get kubernetes.io/metadata.name; used but undeclared ones exist with it only.
+  ASSERT_EQ(objs.namespace_labels.size(), 2u);
+  ASSERT_NE(objs.namespace_labels_of("shop"), nullptr);
+  EXPECT_EQ(render(*objs.namespace_labels_of("shop")), "kubernetes.io/metadata.name=shop,team=a");
+  ASSERT_NE(objs.namespace_labels_of("default"), nullptr);
+  EXPECT_EQ(render(*objs.namespace_labels_of("default")), "kubernetes.io/metadata.name=default");
+  EXPECT_EQ(objs.namespace_labels_of("nowhere"), nullptr);
+
+  struct workload_row {
+    const char* kind;
+    const char* name;
+    label_map matches;
+    label_map misses;
+  };
+  using e = std::vector<label_map::entry>;
+  const workload_row workloads[] = {
+      {"Service", "web", label_map(e{{"app", "web"}, {"x", "y"}}), label_map(e{{"app", "db"}})},
+      {"ReplicationController", "legacy", label_map(e{{"app", "legacy"}}), label_map(e{{"app", "web"}})},
+      {"ReplicaSet", "web-6f7d9", label_map(e{{"app", "web"}, {"pod-template-hash", "6f7d9"}}),
+       label_map(e{{"app", "web"}})},
+      {"StatefulSet", "db", label_map(e{{"app", "db"}}), label_map(e{{"app", "web"}})},
+  };
+  ASSERT_EQ(objs.workloads.size(), std::size(workloads));  // the ExternalName Service has no selector
+  for (size_t i = 0; i < std::size(workloads); ++i) {
+    const auto& w = objs.workloads[i];
+    const auto& want = workloads[i];
+    SCOPED_TRACE(want.name);
+    EXPECT_EQ(w.kind, want.kind);
+    EXPECT_EQ(w.name, want.name);
+    EXPECT_EQ(w.ns, "shop");
+    EXPECT_TRUE(w.selector.matches(want.matches));
+    EXPECT_FALSE(w.selector.matches(want.misses));
+  }
+
+  // Five non-terminal web pods in shop; web-0, web-1 and web-4 are bound and ready.
+  struct pdb_row {
+    const char* name;
+    int32_t allowed;
+    std::vector<std::string> disrupted;
+  };
+  const pdb_row pdbs[] = {
+      {"min-int", 2, {}},            // 3 healthy - 1
+      {"min-percent", 1, {}},        // 30% of 5 rounds up to 2
+      {"max-int", 0, {}},            // desired 5 - 1 = 4 > 3 healthy
+      {"max-percent", 1, {}},        // 50% of 5 rounds up to 3: desired 2
+      {"from-status", 7, {"web-0", "web-1"}},
+      {"no-pods", 0, {}},            // no expected pods: nothing may be disrupted
+      {"no-bounds", 0, {}},          // neither minAvailable nor maxUnavailable: expected count 0
+      {"db", 4, {}},                 // app exists: 6 pods, 4 healthy, minAvailable 0
+      {"elsewhere", 1, {}},          // default namespace: only web-elsewhere
+  };
+  ASSERT_EQ(objs.pdbs.size(), std::size(pdbs));
+  for (size_t i = 0; i < std::size(pdbs); ++i) {
+    SCOPED_TRACE(pdbs[i].name);
+    EXPECT_EQ(objs.pdbs[i].name, pdbs[i].name);
+    EXPECT_EQ(objs.pdbs[i].ns, i + 1 == std::size(pdbs) ? "default" : "shop");
+    EXPECT_EQ(objs.pdbs[i].disruptions_allowed, pdbs[i].allowed);
+    EXPECT_EQ(objs.pdbs[i].disrupted_pods, pdbs[i].disrupted);
+  }
+  EXPECT_TRUE(objs.pdbs[0].selector.matches(label_map(e{{"app", "web"}})));
+}
+
+TEST(CompileCluster, PodAffinityAndSpreadFromManifest) {
+  std::string f = temp_file("affinity_pod.yaml", R"(apiVersion: v1
+kind: Pod
+metadata: {name: p, namespace: shop, labels: {app: web, version: v2}}
+spec:
+  containers: [{name: c}]
+  affinity:
+    podAntiAffinity:
+      requiredDuringSchedulingIgnoredDuringExecution:
+      - {labelSelector: {matchLabels: {app: web}}, matchLabelKeys: [version], topologyKey: kubernetes.io/hostname}
+  topologySpreadConstraints:
+  - {maxSkew: 1, topologyKey: topology.kubernetes.io/zone, whenUnsatisfiable: ScheduleAnyway, labelSelector: {}}
+status: {nominatedNodeName: n1}
+)");
+  auto m = load_manifests({f});
+  ASSERT_TRUE(m.ok()) << m.err().message;
+  auto c = compile_cluster(*m);
+  ASSERT_TRUE(c.ok()) << c.err().message;
+  ASSERT_EQ(c->pending_pods.size(), 1u);
+  const pod_info& p = *c->pending_pods[0];
+  ASSERT_EQ(p.required_anti_affinity.size(), 1u);
+  EXPECT_EQ(p.required_anti_affinity[0].namespaces, std::vector<std::string>{"shop"});
+  EXPECT_EQ(p.required_anti_affinity[0].selector.requirements.size(), 2u);
+  ASSERT_EQ(p.spread_constraints.size(), 1u);
+  EXPECT_FALSE(p.spread_constraints[0].do_not_schedule);
+  EXPECT_EQ(p.nominated_node_name, "n1");
+  // The pod's namespace exists, implicitly.
+  ASSERT_NE(c->objects->namespace_labels_of("shop"), nullptr);
 }
 
 }  // namespace
