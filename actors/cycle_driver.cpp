@@ -75,6 +75,7 @@ void fail_unschedulable(self_ptr self, pod_cycle_ptr pc, const fw::status& s, co
   failure_report r;
   r.pod = pc->queued;
   r.cycle = pc->cycle;
+  bool preempted = false;
   if (s.get_code() == fw::code::error) {
     r.result = s;
     r.message = s.message();
@@ -91,6 +92,7 @@ void fail_unschedulable(self_ptr self, pod_cycle_ptr pc, const fw::status& s, co
         self->state.nominations[uid] = pfr.nominated_node_name;
       else if (ps.get_code() != fw::code::error)
         self->state.nominations.erase(uid);
+      preempted = ps.is_success() && !pfr.victims.empty();
     }
     r.result = fw::status(fw::code::unschedulable);
     r.message = fw::fit_error_message(pc->snap->size(), pc->statuses, pre_filter_msg, post_msg);
@@ -101,8 +103,23 @@ void fail_unschedulable(self_ptr self, pod_cycle_ptr pc, const fw::status& s, co
       r.unschedulable_plugins.insert(pc->statuses.absent->plugin());
   }
   if (self->state.opts.explain) self->send(p.recorder, record_atom::value, std::move(pc->explain));
-  report_failure(self, p, std::move(r));
-  finish_cycle(self);
+  if (!preempted || !p.cluster) {
+    report_failure(self, p, std::move(r));
+    finish_cycle(self);
+    return;
+  }
+  // The evictions were sent to the cluster from this thread, so a request sent now is answered
+  // after the cluster emitted their deletions to the cache; a cache request sent after that reply
+  // is answered after the cache forwarded them to the queue. Reporting the failure only then makes
+  // the queue see the victims' AssignedPodDelete while the pod is still in flight (requeue to
+  // backoff), never after it parked the pod as unschedulable and possibly reported itself idle.
+  auto report = std::make_shared<failure_report>(std::move(r));
+  self->request(p.cluster, caf::infinite, stats_atom::value).then([=](const cluster_stats&) {
+    self->request(self->state.wiring->cache, caf::infinite, snap_atom::value).then([=](const snapshot_ptr&) {
+      report_failure(self, *self->state.wiring, std::move(*report));
+      finish_cycle(self);
+    });
+  });
 }
 
 // kube's evaluateNominatedNode: a pod nominated by an earlier preemption tries that node first, and

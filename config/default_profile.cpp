@@ -57,9 +57,15 @@ const std::vector<multi_point_plugin>& default_multi_point() {
     {"NodeAffinity", 2, pre_filter | filter | pre_score | score},
     {"NodePorts", 0, pre_filter | filter},
     {"NodeResourcesFit", 1, pre_filter | filter | pre_score | score},
-    // VolumeRestrictions, NodeVolumeLimits, VolumeBinding, VolumeZone, PodTopologySpread (2),
-    // InterPodAffinity (2), DynamicResources, DefaultPreemption, NodeResourcesBalancedAllocation (1),
-    // ImageLocality (1) go here, in this order, when they are implemented.
+    // VolumeRestrictions, NodeVolumeLimits, VolumeBinding, VolumeZone go here, in this order.
+    {"PodTopologySpread", 2, pre_filter | filter | pre_score | score},
+    {"InterPodAffinity", 2, pre_filter | filter | pre_score | score},
+    // DynamicResources goes here when it is implemented.
+    {"DefaultPreemption", 0, pre_enqueue | post_filter},
+    {"NodeResourcesBalancedAllocation", 1, pre_score | score},
+    // ImageLocality is Score-only upstream; its PreFilter here only reads the snapshot's image
+    // spread (plugins/image_locality) and returns Skip.
+    {"ImageLocality", 1, pre_filter | score},
     {"DefaultBinder", 0, bind},
   };
   return list;

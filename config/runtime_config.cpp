@@ -28,63 +28,6 @@ status_or_error check_fields(const YAML::Node& doc, const std::string& where, co
   return ok_t{};
 }
 
-status_or_error decode_kube_scheduler_config(const YAML::Node& doc, const std::string& where, scheduler_config& out) {
-  static const std::set<std::string> known = {"apiVersion", "kind", "parallelism", "percentageOfNodesToScore",
-                                               "podInitialBackoffSeconds", "podMaxBackoffSeconds", "profiles",
-                                               "leaderElection", "clientConnection", "extenders",
-                                               "delayCacheUntilActive", "enableProfiling", "enableContentionProfiling"};
-  if (auto r = check_fields(doc, where, known); !r) return r;
-  if (auto v = doc["apiVersion"]; v && v.as<std::string>() != "kubescheduler.config.k8s.io/v1")
-    return error{where + ": apiVersion: unsupported \"" + v.as<std::string>() +
-                 "\" (want kubescheduler.config.k8s.io/v1)"};
-  std::optional<int32_t> global_pct;
-  if (auto v = doc["percentageOfNodesToScore"]) {
-    auto p = v.as<int>();
-    if (p < 0 || p > 100) return error{where + ": percentageOfNodesToScore: must be in [0, 100], got " + std::to_string(p)};
-    global_pct = p;
-  }
-  if (auto v = doc["podInitialBackoffSeconds"]) {
-    auto r = positive_int(v, where + ": podInitialBackoffSeconds", 3600);
-    if (!r) return r.err();
-    out.runtime.pod_initial_backoff = std::chrono::seconds(*r);
-  }
-  if (auto v = doc["podMaxBackoffSeconds"]) {
-    auto r = positive_int(v, where + ": podMaxBackoffSeconds", 3600);
-    if (!r) return r.err();
-    out.runtime.pod_max_backoff = std::chrono::seconds(*r);
-  }
-  if (out.runtime.pod_max_backoff < out.runtime.pod_initial_backoff)
-    return error{where + ": podMaxBackoffSeconds: must be greater than or equal to podInitialBackoffSeconds"};
-  out.profiles.clear();
-  if (auto profiles = doc["profiles"]) {
-    if (!profiles.IsSequence()) return error{where + ": profiles: expected a list"};
-    std::set<std::string> names;
-    for (size_t i = 0; i < profiles.size(); ++i) {
-      auto p = profiles[i];
-      std::string path = where + ": profiles[" + std::to_string(i) + "]";
-      for (auto it = p.begin(); it != p.end(); ++it) {
-        auto key = it->first.as<std::string>();
-        if (key == "plugins" || key == "pluginConfig")
-          return error{path + "." + key + ": plugin configuration is not supported by this build yet (issue #3)"};
-        if (key != "schedulerName" && key != "percentageOfNodesToScore") return error{path + "." + key + ": unknown field"};
-      }
-      profile_config prof = default_profile();
-      if (auto n = p["schedulerName"]) prof.scheduler_name = n.as<std::string>();
-      if (prof.scheduler_name.empty()) return error{path + ".schedulerName: Required value"};
-      if (!names.insert(prof.scheduler_name).second)
-        return error{path + ".schedulerName: Duplicate value: \"" + prof.scheduler_name + "\""};
-      prof.percentage_of_nodes_to_score = global_pct;
-      if (auto n = p["percentageOfNodesToScore"]) prof.percentage_of_nodes_to_score = n.as<int>();
-      out.profiles.push_back(std::move(prof));
-    }
-  }
-  if (out.profiles.empty()) {
-    out.profiles.push_back(default_profile());
-    out.profiles.back().percentage_of_nodes_to_score = global_pct;
-  }
-  return ok_t{};
-}
-
 }  // namespace
 
 status_or_error decode_runtime_config(const YAML::Node& doc, const std::string& where, runtime_config& out) {
@@ -110,9 +53,24 @@ status_or_error decode_runtime_config(const YAML::Node& doc, const std::string& 
   return ok_t{};
 }
 
-result<scheduler_config> load_scheduler_config(const std::string& path) {
+static status_or_error apply_kube_config(const YAML::Node& doc, const std::string& where, const plugin_catalog& catalog,
+                                  scheduler_config& out) {
+  auto kube = decode_kube_scheduler_config(doc, where);
+  if (!kube) return kube.err();
+  auto profiles = resolve_profiles(*kube, catalog, where);
+  if (!profiles) return profiles.err();
+  out.profiles = std::move(*profiles);
+  out.runtime.pod_initial_backoff = std::chrono::seconds(kube->pod_initial_backoff_seconds);
+  out.runtime.pod_max_backoff = std::chrono::seconds(kube->pod_max_backoff_seconds);
+  for (auto& w : kube->warnings) out.warnings.push_back(where + ": " + w);
+  out.kube = std::move(*kube);
+  return ok_t{};
+}
+
+result<scheduler_config> load_scheduler_config(const std::string& path, const plugin_catalog& catalog) {
   scheduler_config out;
   out.profiles.push_back(default_profile());
+  out.kube.profiles.push_back(kube_profile{"default-scheduler", "profiles[0]", std::nullopt, {}, {}});
   if (path.empty()) return out;
   std::ifstream in(path);
   if (!in) return error{path + ": cannot open config file"};
@@ -126,15 +84,18 @@ result<scheduler_config> load_scheduler_config(const std::string& path) {
                  ": invalid YAML: " + e.msg};
   }
   int index = 0;
+  bool seen_kube = false;
   for (auto& doc : docs) {
     ++index;
     std::string where = path + ": document " + std::to_string(index);
     if (doc.IsNull()) continue;
     if (!doc.IsMap()) return error{where + ": expected a mapping"};
     try {
-      auto kind = doc["kind"] ? doc["kind"].as<std::string>() : std::string{};
+      auto kind = doc["kind"] && doc["kind"].IsScalar() ? doc["kind"].Scalar() : std::string{};
       if (kind == "KubeSchedulerConfiguration") {
-        if (auto r = decode_kube_scheduler_config(doc, where, out); !r) return r.err();
+        if (seen_kube) return error{where + ": kind: only one KubeSchedulerConfiguration document is allowed"};
+        seen_kube = true;
+        if (auto r = apply_kube_config(doc, where, catalog, out); !r) return r.err();
       } else if (kind == "ActorRuntimeConfiguration") {
         if (auto r = decode_runtime_config(doc, where, out.runtime); !r) return r.err();
       } else if (kind.empty()) {

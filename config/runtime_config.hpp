@@ -18,6 +18,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "config/kube_scheduler_config.hpp"
 #include "config/profile.hpp"
 #include "messages/result.hpp"
 
@@ -43,12 +44,20 @@ struct runtime_config {
 status_or_error decode_runtime_config(const YAML::Node& doc, const std::string& where, runtime_config& out);
 
 struct scheduler_config {
-  std::vector<profile_config> profiles;
+  std::vector<profile_config> profiles;  // resolved, in config order
   runtime_config runtime;
+  // The decoded KubeSchedulerConfiguration (defaults when the file has none).
+  kube_scheduler_configuration kube;
+  // Settings accepted but not acted on; the caller prints them.
+  std::vector<std::string> warnings;
 };
 
 // Reads a config file: a KubeSchedulerConfiguration and/or an ActorRuntimeConfiguration document.
-// No file (empty path) gives kube-scheduler's defaults: one default-scheduler profile.
-result<scheduler_config> load_scheduler_config(const std::string& path);
+// No file (empty path) gives kube-scheduler's defaults: one default-scheduler profile. Profiles
+// are resolved against `catalog` (which plugins exist and which extension points they implement);
+// the default catalog knows only default_profile()'s plugins and checks no args, so callers with a
+// plugin registry pass fw::registry_catalog (plugins/framework/profile_resolver.hpp).
+result<scheduler_config> load_scheduler_config(const std::string& path,
+                                               const plugin_catalog& catalog = default_plugin_catalog());
 
 }  // namespace kas

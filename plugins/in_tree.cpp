@@ -3,12 +3,17 @@
 #include <cassert>
 
 #include "plugins/default_binder/default_binder.hpp"
+#include "plugins/default_preemption/default_preemption.hpp"
 #include "plugins/framework/registry.hpp"
+#include "plugins/image_locality/image_locality.hpp"
+#include "plugins/inter_pod_affinity/inter_pod_affinity.hpp"
 #include "plugins/node_affinity/node_affinity.hpp"
 #include "plugins/node_name/node_name.hpp"
 #include "plugins/node_ports/node_ports.hpp"
+#include "plugins/node_resources_balanced_allocation/node_resources_balanced_allocation.hpp"
 #include "plugins/node_resources_fit/node_resources_fit.hpp"
 #include "plugins/node_unschedulable/node_unschedulable.hpp"
+#include "plugins/pod_topology_spread/pod_topology_spread.hpp"
 #include "plugins/priority_sort/priority_sort.hpp"
 #include "plugins/scheduling_gates/scheduling_gates.hpp"
 #include "plugins/taint_toleration/taint_toleration.hpp"
@@ -32,6 +37,11 @@ registry in_tree_registry() {
   add(node_affinity::plugin_name, &node_affinity::make);
   add(node_ports::plugin_name, &node_ports::make);
   add(node_resources_fit::plugin_name, &node_resources_fit::make);
+  add(pod_topology_spread::plugin_name, &pod_topology_spread::make);
+  add(inter_pod_affinity::plugin_name, &inter_pod_affinity::make);
+  add(default_preemption::plugin_name, &default_preemption::make);
+  add(node_resources_balanced_allocation::plugin_name, &node_resources_balanced_allocation::make);
+  add(image_locality::plugin_name, &image_locality::make);
   add(default_binder::plugin_name, &default_binder::make);
   return r;
 }

@@ -13,6 +13,7 @@
 #include "actors/scheduler.hpp"
 #include "config/cluster_manifests.hpp"
 #include "config/runtime_config.hpp"
+#include "plugins/framework/profile_resolver.hpp"
 
 namespace kas {
 
@@ -27,7 +28,7 @@ struct pod_result {
 void print_json(const std::vector<pod_result>& rows, const cluster_input& in, double seconds) {
   json_writer w;
   w.begin_object().key("pods").begin_array();
-  size_t scheduled = 0, unschedulable = 0, errors = 0;
+  size_t scheduled = 0, unschedulable = 0, errors = 0, preempted = 0;
   for (auto& r : rows) {
     w.begin_object();
     w.key("namespace").value(r.pod->ns).key("name").value(r.pod->name);
@@ -65,6 +66,7 @@ void print_json(const std::vector<pod_result>& rows, const cluster_input& in, do
     w.end_object();
     if (r.outcome.status == "Scheduled") ++scheduled;
     else if (r.outcome.status == "Error") ++errors;
+    else if (r.outcome.status == "Preempted") ++preempted;
     else ++unschedulable;
   }
   w.end_array();
@@ -74,6 +76,7 @@ void print_json(const std::vector<pod_result>& rows, const cluster_input& in, do
   w.key("scheduled").value(static_cast<int64_t>(scheduled));
   w.key("unschedulable").value(static_cast<int64_t>(unschedulable));
   w.key("errors").value(static_cast<int64_t>(errors));
+  w.key("preempted").value(static_cast<int64_t>(preempted));
   w.key("existing").value(static_cast<int64_t>(in.bound_pods.size()));
   w.key("seconds").value(seconds);
   w.end_object().end_object();
@@ -81,10 +84,11 @@ void print_json(const std::vector<pod_result>& rows, const cluster_input& in, do
 }
 
 void print_table(const std::vector<pod_result>& rows, const cluster_input& in, double seconds) {
-  size_t scheduled = 0;
+  size_t scheduled = 0, preempted = 0;
   std::printf("%-16s %-32s %-14s %-20s %s\n", "NAMESPACE", "NAME", "STATUS", "NODE", "MESSAGE");
   for (auto& r : rows) {
     if (r.outcome.status == "Scheduled") ++scheduled;
+    if (r.outcome.status == "Preempted") ++preempted;
     std::printf("%-16s %-32s %-14s %-20s %s\n", r.pod->ns.c_str(), r.pod->name.c_str(), r.outcome.status.c_str(),
                 r.outcome.node.empty() ? "<none>" : r.outcome.node.c_str(),
                 r.outcome.status == "Scheduled" ? "" : r.outcome.message.c_str());
@@ -103,8 +107,9 @@ void print_table(const std::vector<pod_result>& rows, const cluster_input& in, d
       }
     }
   }
-  std::printf("\n%zu nodes, %zu existing pods, %zu pending: %zu scheduled, %zu not scheduled (%.3f s)\n",
-              in.nodes.size(), in.bound_pods.size(), rows.size(), scheduled, rows.size() - scheduled, seconds);
+  std::printf("\n%zu nodes, %zu existing pods, %zu reported: %zu scheduled, %zu preempted, %zu not scheduled (%.3f s)\n",
+              in.nodes.size(), in.bound_pods.size(), rows.size(), scheduled, preempted,
+              rows.size() - scheduled - preempted, seconds);
 }
 
 }  // namespace
@@ -118,11 +123,12 @@ int run_simulate(const simulate_args& args) {
     std::cerr << "error: --output: must be json or table, got \"" << args.output << "\"\n";
     return 2;
   }
-  auto cfg = load_scheduler_config(args.config);
+  auto cfg = fw::load_scheduler_config(args.config, fw::in_tree_registry());
   if (!cfg) {
     std::cerr << "error: " << cfg.err().message << "\n";
     return 2;
   }
+  for (auto& w : cfg->warnings) std::cerr << "warning: " << w << "\n";
   auto manifests = load_manifests(args.clusters);
   if (!manifests) {
     std::cerr << "error: " << manifests.err().message << "\n";
@@ -174,6 +180,15 @@ int run_simulate(const simulate_args& args) {
   self->request(sched->wiring->recorder, caf::infinite, outcomes_atom::value)
     .receive([&](std::vector<pod_outcome>& o) { outcomes = std::move(o); },
              [&](caf::error& e) { rc = 1, std::cerr << "error: " << sys.render(e) << "\n"; });
+  // Preemption victims: the cluster's "Preempted" Events (one per evicted pod).
+  std::unordered_map<std::string, cluster_event_record> preempted;
+  self->request(cluster, caf::infinite, list_atom::value, cluster_event_record{})
+    .receive(
+      [&](std::vector<cluster_event_record>& evs) {
+        for (auto& ev : evs)
+          if (ev.reason == "Preempted") preempted[ev.pod_uid] = std::move(ev);
+      },
+      [&](caf::error& e) { rc = 1, std::cerr << "error: " << sys.render(e) << "\n"; });
   if (args.explain)
     self->request(sched->wiring->recorder, caf::infinite, outcomes_atom::value, explain_record{})
       .receive([&](std::vector<explain_record>& e) { explains = std::move(e); },
@@ -211,6 +226,26 @@ int run_simulate(const simulate_args& args) {
     }
     auto e = explain_by_pod.find(p->ns + "/" + p->name);
     if (e != explain_by_pod.end()) r.explain = e->second;
+    rows.push_back(std::move(r));
+  }
+  // A victim reports "Preempted", the node it was evicted from and the Event message: a pending pod
+  // scheduled earlier in the run in place of "Scheduled", an existing pod as an extra row.
+  for (auto& r : rows) {
+    auto it = preempted.find(r.pod->uid);
+    if (it == preempted.end()) continue;
+    r.outcome.status = "Preempted";
+    r.outcome.node = it->second.node;
+    r.outcome.message = it->second.message;
+  }
+  for (auto& p : input->bound_pods) {
+    auto it = preempted.find(p->uid);
+    if (it == preempted.end()) continue;
+    pod_result r;
+    r.pod = p;
+    r.outcome.uid = p->uid;
+    r.outcome.status = "Preempted";
+    r.outcome.node = it->second.node;
+    r.outcome.message = it->second.message;
     rows.push_back(std::move(r));
   }
   if (args.output == "json") print_json(rows, *input, seconds);

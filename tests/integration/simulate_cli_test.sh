@@ -19,6 +19,8 @@ example-cluster-dump
 example-cluster-list
 example-parity-ports
 example-parity-resources
+example-preemption
+example-preemption-pdb
 bad-missing-file
 bad-invalid-yaml
 bad-invalid-json
@@ -42,6 +44,13 @@ bad-config-unknown-field
 bad-config-value
 bad-config-duplicate-profile
 bad-config-missing-file
+config-multi-profile
+bad-config-unknown-plugin
+bad-config-weight
+bad-config-plugin-args
+bad-config-duplicate-plugin-config
+bad-config-queue-sort
+bad-config-no-bind
 bad-output-format
 CASES
 }
@@ -137,6 +146,8 @@ case "$name" in
   example-cluster-list) example cluster-list ;;
   example-parity-ports) example parity-ports ;;
   example-parity-resources) example parity-resources ;;
+  example-preemption) example preemption ;;
+  example-preemption-pdb) example preemption-pdb ;;
   bad-missing-file)
     bad "$tmp/absent.yaml" -- --cluster "$tmp/absent.yaml" ;;
   bad-invalid-yaml)
@@ -215,6 +226,28 @@ PY
       --config "$root/tests/fixtures/configs/duplicate-profile.yaml" ;;
   bad-config-missing-file)
     bad "$tmp/none.yaml" -- --cluster "$examples/basic.yaml" --config "$tmp/none.yaml" ;;
+  config-multi-profile)
+    # Pods pick their profile by schedulerName: bin-packing packs onto n1, the default spreads to n2.
+    examples=$root/tests/fixtures/configs
+    example multi-profile --config "$examples/multi-profile.config.yaml" ;;
+  bad-config-unknown-plugin)
+    bad "unknown-plugin.yaml: document 1" "profiles[0].plugins.score.enabled[1].name" "unknown plugin \"Foo\"" \
+      -- --cluster "$examples/basic.yaml" --config "$root/tests/fixtures/configs/unknown-plugin.yaml" ;;
+  bad-config-weight)
+    bad "bad-weight.yaml: document 1" "profiles[0].plugins.score.enabled[0].weight" "-1" \
+      -- --cluster "$examples/basic.yaml" --config "$root/tests/fixtures/configs/bad-weight.yaml" ;;
+  bad-config-plugin-args)
+    bad "bad-plugin-args.yaml: document 1" "profiles[0].pluginConfig[1].args.scoringStrategy.type" "Packed" \
+      -- --cluster "$examples/basic.yaml" --config "$root/tests/fixtures/configs/bad-plugin-args.yaml" ;;
+  bad-config-duplicate-plugin-config)
+    bad "duplicate-plugin-config.yaml: document 1" "profiles[0].pluginConfig[1]" "Duplicate" \
+      -- --cluster "$examples/basic.yaml" --config "$root/tests/fixtures/configs/duplicate-plugin-config.yaml" ;;
+  bad-config-queue-sort)
+    bad "queue-sort-differs.yaml: document 1" "profiles[1].plugins.queueSort" "same for all profiles" \
+      -- --cluster "$examples/basic.yaml" --config "$root/tests/fixtures/configs/queue-sort-differs.yaml" ;;
+  bad-config-no-bind)
+    bad "no-bind.yaml: document 1" "profiles[0].plugins.bind" "bind plugin" \
+      -- --cluster "$examples/basic.yaml" --config "$root/tests/fixtures/configs/no-bind.yaml" ;;
   bad-output-format)
     "$bin" simulate --cluster "$examples/basic.yaml" --output yaml >"$tmp/out" 2>"$tmp/err"
     rc=$?

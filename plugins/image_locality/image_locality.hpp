@@ -1,0 +1,49 @@
+#pragma once
+// ImageLocality (kube-scheduler's plugins/imagelocality/image_locality.go): favours nodes that
+// already hold the pod's container images. Each image found on the node adds its size, scaled by
+// how widely it has spread (nodes holding it / all nodes, against the "node heating" problem); the
+// sum is clamped to [23 MiB, 1000 MiB x containers] and mapped onto [0, 100].
+//
+// kube's Score reads the whole snapshot (ImageStateSummary.NumNodes and the node count). Score here
+// sees one node, so PreFilter (which sees the snapshot) counts, for each of the pod's images, the
+// nodes holding it, stores that in the cycle state, and returns Skip (there is no Filter). When
+// that state is absent (the plugin is enabled at score but not at preFilter), each image counts as
+// present on every node.
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <yaml-cpp/yaml.h>
+
+#include "messages/result.hpp"
+#include "plugins/framework/handle.hpp"
+#include "plugins/framework/interfaces.hpp"
+
+namespace kas::plugins {
+
+inline constexpr int64_t image_mb = 1024 * 1024;
+inline constexpr int64_t image_min_threshold = 23 * image_mb;
+inline constexpr int64_t image_max_container_threshold = 1000 * image_mb;
+
+// kube's normalizedImageName: ":latest" is added when the name carries no tag.
+std::string normalized_image_name(const std::string& name);
+// kube's calculatePriority.
+int64_t image_priority(int64_t sum_scores, int64_t num_containers);
+
+class image_locality final : public fw::pre_filter_plugin, public fw::score_plugin {
+public:
+  static constexpr std::string_view plugin_name = "ImageLocality";
+  static constexpr std::string_view state_key = "PreFilterImageLocality";
+  static result<std::shared_ptr<fw::plugin>> make(const YAML::Node& args, const std::string& path,
+                                                  const fw::handle& h);
+
+  std::string_view name() const override { return plugin_name; }
+
+  fw::status pre_filter(fw::cycle_state& state, const pod_info& pod, const snapshot& snap,
+                        fw::pre_filter_result& result) const override;
+  fw::status score(const fw::cycle_state& state, const pod_info& pod, const node_info& node,
+                   int64_t& out) const override;
+};
+
+}  // namespace kas::plugins

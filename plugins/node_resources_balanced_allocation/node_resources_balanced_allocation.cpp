@@ -1,0 +1,155 @@
+#include "plugins/node_resources_balanced_allocation/node_resources_balanced_allocation.hpp"
+
+#include <cmath>
+#include <set>
+
+#include "plugins/node_resources_fit/resource_allocation.hpp"
+
+namespace kas::plugins {
+
+namespace {
+
+struct pre_score_state final : fw::state_data {
+  std::vector<int64_t> pod_requests;  // one per configured resource
+  std::shared_ptr<fw::state_data> clone() const override { return std::make_shared<pre_score_state>(*this); }
+};
+
+bool best_effort(const std::vector<int64_t>& requests) {
+  for (auto r : requests)
+    if (r != 0) return false;
+  return true;
+}
+
+template <class T>
+result<T> scalar(const YAML::Node& n, const std::string& path, const char* what) {
+  try {
+    return n.as<T>();
+  } catch (const YAML::Exception&) {
+    return error{path + ": expected " + what + ", got \"" + YAML::Dump(n) + "\""};
+  }
+}
+
+}  // namespace
+
+result<balanced_allocation_args> parse_balanced_allocation_args(const YAML::Node& args, const std::string& path) {
+  balanced_allocation_args out;
+  if (!args || args.IsNull()) return out;
+  if (!args.IsMap()) return error{path + ": expected an object (NodeResourcesBalancedAllocationArgs)"};
+  for (auto it = args.begin(); it != args.end(); ++it) {
+    auto key = it->first.as<std::string>();
+    if (key != "apiVersion" && key != "kind" && key != "resources") return error{path + "." + key + ": unknown field"};
+  }
+  YAML::Node res = args["resources"];
+  if (!res || res.IsNull() || (res.IsSequence() && res.size() == 0)) return out;  // v1 default: cpu, memory
+  if (!res.IsSequence()) return error{path + ".resources: expected a list"};
+  out.resources.clear();
+  std::set<std::string> seen;
+  for (size_t i = 0; i < res.size(); ++i) {
+    std::string p = path + ".resources[" + std::to_string(i) + "]";
+    if (!res[i].IsMap()) return error{p + ": expected an object {name, weight}"};
+    resource_spec r;
+    r.weight = 0;
+    for (auto it = res[i].begin(); it != res[i].end(); ++it) {
+      auto key = it->first.as<std::string>();
+      if (key == "name") {
+        auto s = scalar<std::string>(it->second, p + ".name", "a string");
+        if (!s) return s.err();
+        r.name = *s;
+      } else if (key == "weight") {
+        auto w = scalar<int64_t>(it->second, p + ".weight", "an integer");
+        if (!w) return w.err();
+        r.weight = *w;
+      } else {
+        return error{p + "." + key + ": unknown field"};
+      }
+    }
+    if (r.weight == 0) r.weight = 1;  // v1 defaulting
+    if (!seen.insert(r.name).second) return error{p + ".name: Duplicate value: \"" + r.name + "\""};
+    if (r.weight != 1) return error{p + ".weight: Invalid value: " + std::to_string(r.weight) + ": must be 1"};
+    out.resources.push_back(std::move(r));
+  }
+  return out;
+}
+
+int64_t balanced_resource_score(const std::vector<int64_t>& requested, const std::vector<int64_t>& allocatable) {
+  std::vector<double> fractions;
+  double total = 0;
+  for (size_t i = 0; i < requested.size(); ++i) {
+    if (allocatable[i] == 0) continue;
+    double f = static_cast<double>(requested[i]) / static_cast<double>(allocatable[i]);
+    if (f > 1) f = 1;
+    total += f;
+    fractions.push_back(f);
+  }
+  double std_dev = 0;
+  if (fractions.size() == 2) {
+    std_dev = std::abs((fractions[0] - fractions[1]) / 2);
+  } else if (fractions.size() > 2) {
+    double mean = total / static_cast<double>(fractions.size());
+    double sum = 0;
+    for (double f : fractions) sum += (f - mean) * (f - mean);
+    std_dev = std::sqrt(sum / static_cast<double>(fractions.size()));
+  }
+  return static_cast<int64_t>((1 - std_dev) * static_cast<double>(fw::max_node_score));
+}
+
+result<std::shared_ptr<fw::plugin>> node_resources_balanced_allocation::make(const YAML::Node& args,
+                                                                             const std::string& path,
+                                                                             const fw::handle&) {
+  auto parsed = parse_balanced_allocation_args(args, path);
+  if (!parsed) return parsed.err();
+  return std::shared_ptr<fw::plugin>(std::make_shared<node_resources_balanced_allocation>(std::move(*parsed)));
+}
+
+std::vector<int64_t> node_resources_balanced_allocation::pod_requests(const pod_info& pod) const {
+  // The shared helper gives the non-zero cpu/memory requests; this plugin scores the real ones.
+  auto out = pod_score_requests(pod, args_.resources);
+  for (size_t i = 0; i < args_.resources.size(); ++i) {
+    if (args_.resources[i].name == res_cpu) out[i] = pod.requests.milli_cpu;
+    if (args_.resources[i].name == res_memory) out[i] = pod.requests.memory;
+  }
+  return out;
+}
+
+int64_t node_resources_balanced_allocation::score_requests(const node_info& node,
+                                                           const std::vector<int64_t>& pod_requests) const {
+  std::vector<int64_t> requested(pod_requests.size()), allocatable(pod_requests.size());
+  for (size_t i = 0; i < pod_requests.size(); ++i) {
+    const std::string& r = args_.resources[i].name;
+    allocatable_and_requested(node, r, pod_requests[i], allocatable[i], requested[i]);
+    if (r == res_cpu) requested[i] = node.requested.milli_cpu + pod_requests[i];
+    if (r == res_memory) requested[i] = node.requested.memory + pod_requests[i];
+  }
+  return balanced_resource_score(requested, allocatable);
+}
+
+fw::status node_resources_balanced_allocation::pre_score(fw::cycle_state& state, const pod_info& pod,
+                                                         const std::vector<const node_info*>&) const {
+  auto s = std::make_shared<pre_score_state>();
+  s->pod_requests = pod_requests(pod);
+  if (best_effort(s->pod_requests)) return fw::status::skip();
+  state.write(pre_score_key, std::move(s));
+  return fw::status::ok();
+}
+
+fw::status node_resources_balanced_allocation::score(const fw::cycle_state& state, const pod_info& pod,
+                                                     const node_info& node, int64_t& out) const {
+  if (auto* s = state.read_as<pre_score_state>(pre_score_key)) {
+    out = score_requests(node, s->pod_requests);
+    return fw::status::ok();
+  }
+  // kube recomputes the requests when PreScore did not run, and scores a best-effort pod 0.
+  auto requests = pod_requests(pod);
+  out = best_effort(requests) ? 0 : score_requests(node, requests);
+  return fw::status::ok();
+}
+
+bool node_resources_balanced_allocation::sign_pod(const pod_info& pod, std::string& out) const {
+  out += std::to_string(pod.requests.milli_cpu) + "," + std::to_string(pod.requests.memory) + "," +
+         std::to_string(pod.requests.ephemeral_storage);
+  for (auto& [n, v] : pod.requests.scalar) out += "," + n + "=" + std::to_string(v);
+  out += ';';
+  return true;
+}
+
+}  // namespace kas::plugins
