@@ -21,6 +21,9 @@ example-parity-ports
 example-parity-resources
 example-preemption
 example-preemption-pdb
+example-pod-affinity
+example-topology-spread
+example-balanced-images
 bad-missing-file
 bad-invalid-yaml
 bad-invalid-json
@@ -148,6 +151,9 @@ case "$name" in
   example-parity-resources) example parity-resources ;;
   example-preemption) example preemption ;;
   example-preemption-pdb) example preemption-pdb ;;
+  example-pod-affinity) example pod-affinity ;;
+  example-topology-spread) example topology-spread ;;
+  example-balanced-images) example balanced-images ;;
   bad-missing-file)
     bad "$tmp/absent.yaml" -- --cluster "$tmp/absent.yaml" ;;
   bad-invalid-yaml)
