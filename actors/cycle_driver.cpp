@@ -167,6 +167,7 @@ void begin(self_ptr self, queued_pod_ptr qp) {
     pc->queued = qp;
     pc->snap = std::move(snap);
     pc->state = std::make_shared<fw::cycle_state>();
+    pc->state->set_snapshot(pc->snap);
     pc->cycle = ++st.cycle;
     pc->explain.pod_key = qp->pod->ns + "/" + qp->pod->name;
     auto it = st.frameworks.find(qp->pod->scheduler_name);

@@ -75,6 +75,7 @@ snapshot_cache_actor spawn_snapshot_cache(caf::actor_system& sys, const cache_op
           // Cross-node constraints (affinity, spread) may be broken by any change anywhere since
           // the driver's snapshot: PreFilter again on the current state, then Filter the node.
           fw::cycle_state fresh;
+          fresh.set_snapshot(snap);
           fw::pre_filter_result pr;
           auto s = req.fwk->run_pre_filter(fresh, *req.pod, *snap, pr);
           if (s.is_success() && !pr.all_nodes() && !pr.node_names->count(req.node))

@@ -63,9 +63,10 @@ const std::vector<multi_point_plugin>& default_multi_point() {
     // DynamicResources goes here when it is implemented.
     {"DefaultPreemption", 0, pre_enqueue | post_filter},
     {"NodeResourcesBalancedAllocation", 1, pre_score | score},
-    // ImageLocality is Score-only upstream; its PreFilter here only reads the snapshot's image
-    // spread (plugins/image_locality) and returns Skip.
-    {"ImageLocality", 1, pre_filter | score},
+    // ImageLocality is Score-only upstream. Its PreScore here is a pure precomputation (each pod
+    // image's node count over the cycle's snapshot, once per pod instead of once per node scored);
+    // a profile enabling it at score only gets the same scores, computed more slowly.
+    {"ImageLocality", 1, pre_score | score},
     {"DefaultBinder", 0, bind},
   };
   return list;

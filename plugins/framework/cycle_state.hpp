@@ -3,12 +3,14 @@
 //
 // Ownership: the cycle driver owns the cycle_state of each pod in flight. Workers receive it as
 // const. clone() deep-copies every entry through state_data::clone(), so AddPod/RemovePod on a clone
-// (preemption) never touch the original.
+// (preemption) never touch the original. The cycle's snapshot is immutable, so clones share it.
 #include <cstdint>
 #include <memory>
 #include <string_view>
 #include <utility>
 #include <vector>
+
+#include "cache/snapshot.hpp"
 
 namespace kas::fw {
 
@@ -30,6 +32,13 @@ public:
 
   cycle_state clone() const;
 
+  // The snapshot this cycle schedules against: kube's SnapshotSharedLister, which every plugin
+  // reaches through its framework handle at any extension point (PreScore and Score need every
+  // node, not only the ones they are handed). Set by whoever starts a cycle (the cycle driver, the
+  // cache's global re-validation); null in a cycle_state built by hand (unit tests).
+  void set_snapshot(std::shared_ptr<const kas::snapshot> s) { snapshot_ = std::move(s); }
+  const kas::snapshot* snapshot() const { return snapshot_.get(); }
+
   // Plugin indexes (positions in the profile's filter / score lists) skipped for this cycle,
   // because their PreFilter / PreScore returned Skip.
   uint64_t skip_filter_mask = 0;
@@ -42,6 +51,7 @@ public:
 
 private:
   std::vector<std::pair<std::string_view, std::shared_ptr<state_data>>> entries_;
+  std::shared_ptr<const kas::snapshot> snapshot_;
 };
 
 }  // namespace kas::fw

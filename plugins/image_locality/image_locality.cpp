@@ -4,15 +4,16 @@ namespace kas::plugins {
 
 namespace {
 
+// One entry per pod image (duplicates kept: kube sums per container).
 struct image_spread {
-  std::string name;        // normalized
-  int64_t num_nodes = 0;   // snapshot nodes holding it
+  std::string name;       // normalized
+  int64_t num_nodes = 0;  // snapshot nodes holding it
 };
 
-struct pre_filter_state final : fw::state_data {
-  std::vector<image_spread> images;  // one per distinct normalized pod image
+struct pre_score_state final : fw::state_data {
+  std::vector<image_spread> images;  // aligned with pod_info::images
   int64_t total_nodes = 0;
-  std::shared_ptr<fw::state_data> clone() const override { return std::make_shared<pre_filter_state>(*this); }
+  std::shared_ptr<fw::state_data> clone() const override { return std::make_shared<pre_score_state>(*this); }
 };
 
 const image_state* find_image(const node_info& node, const std::string& name) {
@@ -21,9 +22,38 @@ const image_state* find_image(const node_info& node, const std::string& name) {
   return nullptr;
 }
 
+int64_t count_nodes_holding(const snapshot& snap, const std::string& name) {
+  int64_t n = 0;
+  for (size_t i = 0; i < snap.size(); ++i)
+    if (find_image(snap.node(i), name)) ++n;
+  return n;
+}
+
 int64_t num_containers(const pod_info& pod) {
   if (!pod.pod) return static_cast<int64_t>(pod.images.size());
   return pod.pod->spec().init_containers_size() + pod.pod->spec().containers_size();
+}
+
+// kube's scaledImageScore: the size scaled by the share of nodes holding the image.
+int64_t scaled_image_score(int64_t size_bytes, int64_t num_nodes, int64_t total_nodes) {
+  double spread = total_nodes > 0 ? static_cast<double>(num_nodes) / static_cast<double>(total_nodes) : 1.0;
+  return static_cast<int64_t>(static_cast<double>(size_bytes) * spread);
+}
+
+// Score without PreScore's state: the spread of each pod image the node holds, counted over the
+// snapshot now, or over the node alone when there is no snapshot.
+int64_t sum_image_scores_uncached(const pod_info& pod, const node_info& node, const snapshot* snap) {
+  int64_t sum = 0;
+  for (auto& img : pod.images) {
+    auto n = normalized_image_name(img);
+    const image_state* on_node = find_image(node, n);
+    if (!on_node) continue;
+    if (snap)
+      sum += scaled_image_score(on_node->size_bytes, count_nodes_holding(*snap, n), static_cast<int64_t>(snap->size()));
+    else
+      sum += scaled_image_score(on_node->size_bytes, 1, 1);
+  }
+  return sum;
 }
 
 }  // namespace
@@ -52,41 +82,35 @@ result<std::shared_ptr<fw::plugin>> image_locality::make(const YAML::Node&, cons
   return std::shared_ptr<fw::plugin>(std::make_shared<image_locality>());
 }
 
-fw::status image_locality::pre_filter(fw::cycle_state& state, const pod_info& pod, const snapshot& snap,
-                                      fw::pre_filter_result&) const {
+fw::status image_locality::pre_score(fw::cycle_state& state, const pod_info& pod,
+                                      const std::vector<const node_info*>&) const {
   if (pod.images.empty()) return fw::status::skip();
-  auto s = std::make_shared<pre_filter_state>();
-  s->total_nodes = static_cast<int64_t>(snap.size());
+  const snapshot* snap = state.snapshot();
+  if (!snap) return fw::status::ok();  // Score falls back to the node alone
+  auto s = std::make_shared<pre_score_state>();
+  s->total_nodes = static_cast<int64_t>(snap->size());
+  s->images.reserve(pod.images.size());
   for (auto& img : pod.images) {
-    auto n = normalized_image_name(img);
-    bool seen = false;
-    for (auto& e : s->images) seen = seen || e.name == n;
-    if (!seen) s->images.push_back({std::move(n), 0});
+    image_spread e{normalized_image_name(img), -1};
+    for (auto& prev : s->images)
+      if (prev.name == e.name) e.num_nodes = prev.num_nodes;  // a duplicate: counted once
+    if (e.num_nodes < 0) e.num_nodes = count_nodes_holding(*snap, e.name);
+    s->images.push_back(std::move(e));
   }
-  for (size_t i = 0; i < snap.size(); ++i) {
-    const node_info& node = snap.node(i);
-    if (node.images.empty()) continue;
-    for (auto& e : s->images)
-      if (find_image(node, e.name)) ++e.num_nodes;
-  }
-  state.write(state_key, std::move(s));
-  return fw::status::skip();
+  state.write(pre_score_key, std::move(s));
+  return fw::status::ok();
 }
 
 fw::status image_locality::score(const fw::cycle_state& state, const pod_info& pod, const node_info& node,
                                  int64_t& out) const {
-  const auto* s = state.read_as<pre_filter_state>(state_key);
+  const auto* s = state.read_as<pre_score_state>(pre_score_key);
   int64_t sum = 0;
-  for (auto& img : pod.images) {
-    auto n = normalized_image_name(img);
-    const image_state* on_node = find_image(node, n);
-    if (!on_node) continue;
-    double spread = 1.0;
-    if (s && s->total_nodes > 0) {
-      for (auto& e : s->images)
-        if (e.name == n) spread = static_cast<double>(e.num_nodes) / static_cast<double>(s->total_nodes);
-    }
-    sum += static_cast<int64_t>(static_cast<double>(on_node->size_bytes) * spread);
+  if (s && s->images.size() == pod.images.size()) {
+    for (auto& e : s->images)
+      if (const image_state* on_node = find_image(node, e.name))
+        sum += scaled_image_score(on_node->size_bytes, e.num_nodes, s->total_nodes);
+  } else {
+    sum = sum_image_scores_uncached(pod, node, state.snapshot());
   }
   out = image_priority(sum, num_containers(pod));
   return fw::status::ok();

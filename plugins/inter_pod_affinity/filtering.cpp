@@ -105,11 +105,6 @@ bool satisfies_pod_affinity(const pre_filter_state& s, const pod_info& pod, cons
 
 fw::status inter_pod_affinity::pre_filter(fw::cycle_state& state, const pod_info& pod, const snapshot& snap,
                                           fw::pre_filter_result&) const {
-  // PreScore needs the whole snapshot, and runs even when this PreFilter skips.
-  auto saved = std::make_shared<ipa::snapshot_state>();
-  saved->snap = std::make_shared<const snapshot>(snap);
-  state.write(snapshot_key, std::move(saved));
-
   auto terms = std::make_shared<required_terms>();
   terms->affinity = ipa::merge_namespaces(pod.required_affinity, snap.objects());
   terms->anti_affinity = ipa::merge_namespaces(pod.required_anti_affinity, snap.objects());

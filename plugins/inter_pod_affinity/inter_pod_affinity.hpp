@@ -48,9 +48,6 @@ public:
   // cycle_state keys (kube's preFilterStateKey / preScoreStateKey).
   static constexpr std::string_view pre_filter_key = "PreFilterInterPodAffinity";
   static constexpr std::string_view pre_score_key = "PreScoreInterPodAffinity";
-  // The cycle's snapshot, saved by PreFilter for PreScore: kube's PreScore reads every node of the
-  // snapshot (pods anywhere count), while our PreScore is handed only the feasible nodes.
-  static constexpr std::string_view snapshot_key = "SnapshotInterPodAffinity";
 
   static result<std::shared_ptr<fw::plugin>> make(const YAML::Node& args, const std::string& path, const fw::handle& h);
   explicit inter_pod_affinity(inter_pod_affinity_args args) : args_(args) {}

@@ -69,11 +69,10 @@ fw::status inter_pod_affinity::pre_score(fw::cycle_state& state, const pod_info&
   // Optionally ignore the existing pods' preferences when the incoming pod has none.
   if (args_.ignore_preferred_terms_of_existing_pods && !has_constraints) return fw::status::skip();
 
-  // kube walks every node of the snapshot. Without a saved snapshot (PreFilter not enabled for this
-  // plugin), the nodes handed in are the best available.
+  // kube walks every node of the cycle's snapshot. A cycle_state built by hand has none: the nodes
+  // handed in are the best available.
   static const cluster_objects no_objects;
-  const auto* saved = state.read_as<ipa::snapshot_state>(snapshot_key);
-  const snapshot* snap = saved ? saved->snap.get() : nullptr;
+  const snapshot* snap = state.snapshot();
   const cluster_objects& objects = snap ? snap->objects() : no_objects;
   const incoming_pod in{pod, ipa::merge_namespaces(pod.preferred_affinity, objects),
                         ipa::merge_namespaces(pod.preferred_anti_affinity, objects),

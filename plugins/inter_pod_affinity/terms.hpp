@@ -1,6 +1,6 @@
 #pragma once
 // InterPodAffinity internals shared by filtering.cpp, scoring.cpp and the hints: term matching as
-// kube's filtering.go / plugin.go do it, topology-pair counters and the saved snapshot.
+// kube's filtering.go / plugin.go do it, and topology-pair counters.
 //
 // Namespaces: the incoming pod's terms have their namespaceSelector resolved against the cluster's
 // namespaces once per cycle (kube's mergeAffinityTermNamespacesIfNotEmpty), so they are matched with
@@ -15,7 +15,6 @@
 
 #include "cache/cluster_objects.hpp"
 #include "cache/node_info.hpp"
-#include "cache/snapshot.hpp"
 #include "plugins/framework/cycle_state.hpp"
 
 namespace kas::plugins::ipa {
@@ -46,13 +45,6 @@ public:
 
 private:
   std::map<std::string, std::map<std::string, int64_t, std::less<>>, std::less<>> counts_;
-};
-
-// The cycle's snapshot, written by PreFilter (even when it returns Skip) for PreScore. Shared on
-// clone: a snapshot is immutable.
-struct snapshot_state final : fw::state_data {
-  std::shared_ptr<const snapshot> snap;
-  std::shared_ptr<fw::state_data> clone() const override { return std::make_shared<snapshot_state>(*this); }
 };
 
 }  // namespace kas::plugins::ipa

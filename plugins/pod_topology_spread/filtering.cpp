@@ -57,8 +57,6 @@ std::shared_ptr<pts::pre_filter_state> cal_pre_filter_state(const pod_info& pod,
 
 fw::status pod_topology_spread::pre_filter(fw::cycle_state& state, const pod_info& pod, const snapshot& snap,
                                            fw::pre_filter_result&) const {
-  // PreScore needs every node and the cluster objects; its interface passes only feasible nodes.
-  state.write(snapshot_key, std::make_shared<pts::snapshot_state>(snap));
   auto constraints = pts::constraints_for(pod, true, defaults_, snap.objects());
   if (constraints.empty()) return fw::status::skip();
   state.write(pre_filter_key, cal_pre_filter_state(pod, snap, std::move(constraints)));

@@ -13,9 +13,9 @@
 // the List from the args) with a selector deduced from the Services and controller that own them.
 //
 // Cycle state: the PreFilter counts (deep-copied on clone, since preemption's AddPod/RemovePod
-// mutate them); the PreScore counts (immutable once written, shared by clones); and the cycle's
-// snapshot, written at PreFilter because kube's PreScore counts over every node, not only the
-// feasible ones the PreScore interface passes.
+// mutate them) and the PreScore counts (immutable once written, shared by clones). PreScore counts
+// over every node of the cycle's snapshot (cycle_state::snapshot()), as kube's does through the
+// shared lister, not only over the feasible nodes it is handed.
 #include <memory>
 #include <string>
 #include <string_view>
@@ -41,7 +41,6 @@ public:
   static constexpr std::string_view plugin_name = "PodTopologySpread";
   static constexpr std::string_view pre_filter_key = "PreFilterPodTopologySpread";
   static constexpr std::string_view pre_score_key = "PreScorePodTopologySpread";
-  static constexpr std::string_view snapshot_key = "PodTopologySpread.snapshot";
   static constexpr std::string_view err_reason_constraints_not_match =
     "node(s) didn't match pod topology spread constraints";
   static constexpr std::string_view err_reason_node_label_not_match =

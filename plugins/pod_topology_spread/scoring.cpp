@@ -66,12 +66,12 @@ void count_node(pts::pre_score_data& d, const pod_info& pod, const node_info& no
 
 fw::status pod_topology_spread::pre_score(fw::cycle_state& state, const pod_info& pod,
                                           const std::vector<const node_info*>& nodes) const {
-  // Every node of the cycle's snapshot (kube lists them from the shared lister). Without a PreFilter
-  // in this profile there is no snapshot: the feasible nodes stand in, without cluster objects.
-  const auto* held = state.read_as<pts::snapshot_state>(snapshot_key);
+  // Every node of the cycle's snapshot (kube lists them from the shared lister). A cycle_state built
+  // by hand has none: the feasible nodes stand in, without cluster objects.
+  const snapshot* snap = state.snapshot();
   static const cluster_objects no_objects;
-  const cluster_objects& objects = held ? held->snap.objects() : no_objects;
-  const size_t all_count = held ? held->snap.size() : nodes.size();
+  const cluster_objects& objects = snap ? snap->objects() : no_objects;
+  const size_t all_count = snap ? snap->size() : nodes.size();
   if (all_count == 0) return fw::status::skip();
 
   auto d = std::make_shared<pts::pre_score_data>();
@@ -82,8 +82,8 @@ fw::status pod_topology_spread::pre_score(fw::cycle_state& state, const pod_info
   if (d->constraints.empty()) return fw::status::skip();
   init_pre_score(*d, nodes, require_all);
 
-  if (held) {
-    for (size_t k = 0; k < held->snap.size(); ++k) count_node(*d, pod, held->snap.node(k), require_all);
+  if (snap) {
+    for (size_t k = 0; k < snap->size(); ++k) count_node(*d, pod, snap->node(k), require_all);
   } else {
     for (const node_info* node : nodes) count_node(*d, pod, *node, require_all);
   }

@@ -9,7 +9,6 @@
 #include <vector>
 
 #include "cache/pod_info.hpp"
-#include "cache/snapshot.hpp"
 #include "plugins/framework/cycle_state.hpp"
 
 namespace kas::plugins::pts {
@@ -54,13 +53,6 @@ struct pre_score_data {
 struct pre_score_state final : fw::state_data {
   std::shared_ptr<const pre_score_data> data;  // immutable after PreScore; clones share it
   std::shared_ptr<fw::state_data> clone() const override { return std::make_shared<pre_score_state>(*this); }
-};
-
-// The cycle's snapshot (chunks are shared, so the copy is cheap), kept for PreScore.
-struct snapshot_state final : fw::state_data {
-  explicit snapshot_state(const snapshot& s) : snap(s) {}
-  snapshot snap;
-  std::shared_ptr<fw::state_data> clone() const override { return std::make_shared<snapshot_state>(*this); }
 };
 
 }  // namespace kas::plugins::pts

@@ -221,7 +221,7 @@ TEST(KubeSchedulerConfig, MultiPointExpansion) {
      "multiPoint: {disabled: [{name: ImageLocality}]}\nscore: {enabled: [{name: ImageLocality}]}",
      // Not an override of a multiPoint plugin: it comes after the multiPoint ones.
      {{ext_point::score, back(without(score, {"ImageLocality"}), "ImageLocality")},
-      {ext_point::pre_filter, without(default_list(ext_point::pre_filter), {"ImageLocality"})}},
+      {ext_point::pre_score, without(default_list(ext_point::pre_score), {"ImageLocality"})}},
      {}},
   };
   for (auto& c : cases) {

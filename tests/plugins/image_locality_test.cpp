@@ -36,18 +36,34 @@ pod_info_ptr pod_with_images(const std::vector<std::string>& images, const std::
   return pod_from_yaml(y);
 }
 
-std::vector<int64_t> run(const pod_info& pod, const std::vector<std::shared_ptr<node_info>>& nodes) {
+// How the plugin is enabled in the profile, and what the cycle_state carries.
+enum class mode {
+  pre_score_and_score,  // the default profile
+  score_only,           // PreScore not enabled: Score scans the snapshot itself
+  no_snapshot,          // a cycle_state built by hand, Score only: the node stands alone
+};
+
+// Scores `nodes` (all of them feasible, and the whole snapshot) as the framework would: a PreScore
+// Skip scores every node 0.
+std::vector<int64_t> run(const pod_info& pod, const std::vector<std::shared_ptr<node_info>>& nodes,
+                         mode m = mode::pre_score_and_score) {
   auto pl = image_locality::make(YAML::Node(), "args", fw::handle{});
   EXPECT_TRUE(pl);
   snapshot snap;
   uint64_t gen = 0;
   for (auto& n : nodes) snap = snap.with_added_node(n, ++gen);
   fw::cycle_state state;
-  fw::pre_filter_result pr;
-  auto& pf = dynamic_cast<const fw::pre_filter_plugin&>(**pl);
-  EXPECT_TRUE(pf.pre_filter(state, pod, snap, pr).is_skip());  // no Filter to run
-  auto& sc = dynamic_cast<const fw::score_plugin&>(**pl);
+  if (m != mode::no_snapshot) state.set_snapshot(std::make_shared<const snapshot>(snap));
   std::vector<int64_t> out;
+  if (m == mode::pre_score_and_score) {
+    std::vector<const node_info*> feasible;
+    for (auto& n : nodes) feasible.push_back(n.get());
+    auto& ps = dynamic_cast<const fw::pre_score_plugin&>(**pl);
+    auto s = ps.pre_score(state, pod, feasible);
+    EXPECT_TRUE(s.is_success() || s.is_skip());
+    if (s.is_skip()) return std::vector<int64_t>(nodes.size(), 0);
+  }
+  auto& sc = dynamic_cast<const fw::score_plugin&>(**pl);
   for (auto& n : nodes) {
     int64_t v = -1;
     EXPECT_TRUE(sc.score(state, pod, *n, v).is_success());
@@ -86,8 +102,40 @@ TEST(ImageLocality, Score) {
     // Init containers count, both as images and towards the maximum.
     {"init container images count", pod_with_images({"busybox"}, {"gcr.io/2000"}), {node1, node2}, {49, 0}},
     {"no images at all scores 0", pod_with_images({}), {node1}, {0}},
+    // The same image twice: kube sums per container, and the maximum grows with each container.
+    // node1: 2 x 2000 MB x 1/2 = 2000 MB of 2000 MB -> 100.
+    {"a duplicated image counts per container", pod_with_images({"gcr.io/2000", "gcr.io/2000:latest"}),
+     {node1, node2}, {100, 0}},
   };
-  for (auto& c : cases) EXPECT_EQ(run(*c.pod, c.nodes), c.want) << c.name;
+  for (auto& c : cases) {
+    EXPECT_EQ(run(*c.pod, c.nodes), c.want) << c.name;
+    // kube's ImageLocality is Score-only: a profile that does not enable our PreScore gets the
+    // same scores, Score counting the spread over the snapshot itself.
+    EXPECT_EQ(run(*c.pod, c.nodes, mode::score_only), c.want) << c.name << " (enabled only at score)";
+  }
+}
+
+TEST(ImageLocality, WithoutSnapshotTheNodeStandsAlone) {
+  // A cycle_state built by hand carries no snapshot: each image the node holds has spread 1/1.
+  auto node1 = node_with_images("node1", {{{"gcr.io/300:latest"}, 300}});
+  auto node2 = node_with_images("node2", {{{"gcr.io/300:latest"}, 300}});
+  auto pod = pod_with_images({"gcr.io/300"});
+  // With the snapshot: 300 MB x 2/2 -> (300-23)*100/(1000-23) = 28.
+  EXPECT_EQ(run(*pod, {node1, node2}), (std::vector<int64_t>{28, 28}));
+  EXPECT_EQ(run(*pod, {node1, node2}, mode::no_snapshot), (std::vector<int64_t>{28, 28}));
+  // Half the nodes hold it: 300 MB x 1/2 = 150 MB -> 12; without the snapshot the spread is unknown.
+  auto node3 = node_with_images("node3", {});
+  EXPECT_EQ(run(*pod, {node1, node3}), (std::vector<int64_t>{12, 0}));
+  EXPECT_EQ(run(*pod, {node1, node3}, mode::no_snapshot), (std::vector<int64_t>{28, 0}));
+}
+
+TEST(ImageLocality, ExtensionPoints) {
+  // Score-only upstream; PreScore is our precomputation. No PreFilter any more.
+  auto pl = image_locality::make(YAML::Node(), "args", fw::handle{});
+  ASSERT_TRUE(pl);
+  EXPECT_NE(dynamic_cast<const fw::pre_score_plugin*>(pl->get()), nullptr);
+  EXPECT_NE(dynamic_cast<const fw::score_plugin*>(pl->get()), nullptr);
+  EXPECT_EQ(dynamic_cast<const fw::pre_filter_plugin*>(pl->get()), nullptr);
 }
 
 TEST(ImageLocality, NormalizedImageName) {

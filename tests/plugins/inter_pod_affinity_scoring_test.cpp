@@ -80,12 +80,12 @@ struct score_case {
 void run_score_cases(const std::vector<score_case>& cases) {
   for (const auto& c : cases) {
     auto pl = make_plugin(c.args);
-    auto snap = make_snapshot(c.nodes, c.pods);
+    auto snap = std::make_shared<const snapshot>(make_snapshot(c.nodes, c.pods));
+    // As the cycle driver does; PreScore needs no PreFilter.
     fw::cycle_state state;
-    fw::pre_filter_result r;
-    pl->pre_filter(state, *c.pod, snap, r);
+    state.set_snapshot(snap);
     std::vector<const node_info*> nodes;
-    for (const auto& n : c.nodes) nodes.push_back(snap.find(n.name));
+    for (const auto& n : c.nodes) nodes.push_back(snap->find(n.name));
     auto s = pl->pre_score(state, *c.pod, nodes);
     if (c.want_skip) {
       EXPECT_TRUE(s.is_skip()) << c.name << " -> " << describe(s);
@@ -287,6 +287,33 @@ TEST(InterPodAffinity, PreferredAffinityWithHardPodAffinitySymmetricWeight) {
      {}},
   };
   run_score_cases(cases);
+}
+
+// kube's PreScore walks every node of the snapshot: pods on nodes that failed Filter still count
+// for the topology domains they share with feasible nodes. A cycle_state built by hand has no
+// snapshot, and only the feasible nodes are seen.
+TEST(InterPodAffinity, PreScoreCountsPodsOnEveryNodeOfTheCycleSnapshot) {
+  auto pl = make_plugin();
+  auto pod = incoming(s1, stay_with_s1_in_region);
+  const std::vector<node_spec> all = {{"node1", rg_china}, {"node2", rg_india}, {"node3", rg_china}};
+  auto snap = std::make_shared<const snapshot>(make_snapshot(all, {on("node3", s1)}));
+  const std::vector<const node_info*> feasible = {snap->find("node1"), snap->find("node2")};
+
+  fw::cycle_state state;
+  state.set_snapshot(snap);
+  ASSERT_TRUE(pl->pre_score(state, *pod, feasible).is_success());
+  std::vector<fw::node_score> scores;
+  for (const auto* n : feasible) {
+    int64_t v = 0;
+    ASSERT_TRUE(pl->score(state, *pod, *n, v).is_success());
+    scores.push_back({n->name, v});
+  }
+  ASSERT_TRUE(pl->normalize_score(state, *pod, scores).is_success());
+  EXPECT_EQ(scores[0].score, 100) << "node1 shares region China with node3's S1 pod";
+  EXPECT_EQ(scores[1].score, 0);
+
+  fw::cycle_state hand_built;
+  EXPECT_TRUE(pl->pre_score(hand_built, *pod, feasible).is_skip()) << "no snapshot: node3 is not seen";
 }
 
 TEST(InterPodAffinity, ScoreWithoutPreScoreStateIsAnError) {

@@ -353,6 +353,12 @@ TEST(InterPodAffinity, AddRemovePodAndCloneIsolation) {
     ASSERT_TRUE(pl->remove_pod(copy, *c.pod, *c.added, *with).is_success()) << c.name;
     EXPECT_EQ(describe(pl->filter(copy, *c.pod, a)), before) << c.name << ": RemovePod did not undo AddPod";
   }
+  // Preemption works on a clone: it shares the cycle's (immutable) snapshot.
+  fw::cycle_state with_snap;
+  auto snap = std::make_shared<const snapshot>(make_snapshot(nodes, {}));
+  with_snap.set_snapshot(snap);
+  EXPECT_EQ(with_snap.clone().snapshot(), snap.get());
+  EXPECT_EQ(fw::cycle_state().clone().snapshot(), nullptr);
   fw::cycle_state empty;
   node_info n;
   EXPECT_EQ(pl->add_pod(empty, *make_pod().get(), *make_pod().get(), n).get_code(), code::error);

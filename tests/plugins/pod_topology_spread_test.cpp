@@ -344,12 +344,12 @@ void run_score_cases(const std::vector<score_case>& cases) {
     auto pl = make_plugin(c.args);
     std::vector<enode> all = c.nodes;
     all.insert(all.end(), c.failed.begin(), c.failed.end());
-    auto cl = make_cluster(all, c.pods, c.objects);
+    auto snap = std::make_shared<const snapshot>(make_cluster(all, c.pods, c.objects).snap);
+    // As the cycle driver does; PreScore needs no PreFilter.
     fw::cycle_state state;
-    fw::pre_filter_result r;
-    pl->pre_filter(state, *c.pod, cl.snap, r);
+    state.set_snapshot(snap);
     std::vector<const node_info*> feasible;
-    for (auto& n : c.nodes) feasible.push_back(cl.find(n.name));
+    for (auto& n : c.nodes) feasible.push_back(snap->find(n.name));
     auto pre = pl->pre_score(state, *c.pod, feasible);
     if (c.want.empty()) {
       EXPECT_TRUE(pre.is_skip()) << c.name;
@@ -420,6 +420,41 @@ TEST(PodTopologySpread, Score) {
      spread_2_1_0_3d, {}},
   };
   run_score_cases(cases);
+}
+
+// PreScore counts over every node of the cycle's snapshot, not only the feasible ones it is handed;
+// a cycle_state built by hand has no snapshot, and the feasible nodes stand in.
+TEST(PodTopologySpread, PreScoreCountsOverTheCycleSnapshot) {
+  const std::vector<epod> spread_4_2_1_3 = {{"p-a1", "node-a"}, {"p-a2", "node-a"}, {"p-a3", "node-a"},
+                                            {"p-a4", "node-a"}, {"p-b1", "node-b"}, {"p-b2", "node-b"},
+                                            {"p-x1", "node-x"}, {"p-y1", "node-y"}, {"p-y2", "node-y"},
+                                            {"p-y3", "node-y"}};
+  auto pl = make_plugin();
+  auto pod = incoming("foo: \"\"", {sc(1, "zone", false)});
+  auto snap = std::make_shared<const snapshot>(
+    make_cluster({host("node-a", "zone: zone1"), host("node-b", "zone: zone1"), host("node-x", "zone: zone2"),
+                  host("node-y", "zone: zone2")},
+                 spread_4_2_1_3)
+      .snap);
+  const std::vector<const node_info*> feasible = {snap->find("node-a"), snap->find("node-b"), snap->find("node-x")};
+  auto scores_with = [&](fw::cycle_state& state) {
+    std::vector<int64_t> got;
+    if (!pl->pre_score(state, *pod, feasible).is_success()) return got;
+    std::vector<fw::node_score> scores;
+    for (auto* n : feasible) {
+      int64_t s = -7;
+      EXPECT_TRUE(pl->score(state, *pod, *n, s).is_success());
+      scores.push_back({n->name, s});
+    }
+    EXPECT_TRUE(pl->normalize_score(state, *pod, scores).is_success());
+    for (auto& s : scores) got.push_back(s.score);
+    return got;
+  };
+  fw::cycle_state state;
+  state.set_snapshot(snap);
+  EXPECT_EQ(scores_with(state), (std::vector<int64_t>{75, 75, 100})) << "zone2 counts node-y's 3 pods";
+  fw::cycle_state hand_built;
+  EXPECT_EQ(scores_with(hand_built), (std::vector<int64_t>{12, 12, 100})) << "zone2 counts node-x only";
 }
 
 std::shared_ptr<cluster_objects> service_selecting_foo() {

@@ -31,13 +31,13 @@ TEST(DefaultProfile, MatchesKubeOrderAndWeights) {
   EXPECT_EQ(p.scheduler_name, "default-scheduler");
   EXPECT_EQ(p.pre_enqueue, (v{"SchedulingGates", "DefaultPreemption"}));
   EXPECT_EQ(p.queue_sort, (v{"PrioritySort"}));
-  EXPECT_EQ(p.pre_filter, (v{"NodeAffinity", "NodePorts", "NodeResourcesFit", "PodTopologySpread", "InterPodAffinity",
-                             "ImageLocality"}));
+  EXPECT_EQ(p.pre_filter,
+            (v{"NodeAffinity", "NodePorts", "NodeResourcesFit", "PodTopologySpread", "InterPodAffinity"}));
   EXPECT_EQ(p.filter, (v{"NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodePorts",
                          "NodeResourcesFit", "PodTopologySpread", "InterPodAffinity"}));
   EXPECT_EQ(p.post_filter, (v{"DefaultPreemption"}));
   EXPECT_EQ(p.pre_score, (v{"TaintToleration", "NodeAffinity", "NodeResourcesFit", "PodTopologySpread",
-                            "InterPodAffinity", "NodeResourcesBalancedAllocation"}));
+                            "InterPodAffinity", "NodeResourcesBalancedAllocation", "ImageLocality"}));
   EXPECT_EQ(p.score, (v{"TaintToleration", "NodeAffinity", "NodeResourcesFit", "PodTopologySpread", "InterPodAffinity",
                         "NodeResourcesBalancedAllocation", "ImageLocality"}));
   EXPECT_EQ(p.score_weights,
