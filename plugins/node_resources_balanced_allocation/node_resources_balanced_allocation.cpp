@@ -1,5 +1,7 @@
 #include "plugins/node_resources_balanced_allocation/node_resources_balanced_allocation.hpp"
 
+#include "plugins/helper/args.hpp"
+
 #include <cmath>
 #include <set>
 
@@ -8,6 +10,10 @@
 namespace kas::plugins {
 
 namespace {
+
+using helper::check_keys;
+using helper::quoted;
+using helper::scalar;
 
 struct pre_score_state final : fw::state_data {
   std::vector<int64_t> pod_requests;  // one per configured resource
@@ -20,14 +26,6 @@ bool best_effort(const std::vector<int64_t>& requests) {
   return true;
 }
 
-template <class T>
-result<T> scalar(const YAML::Node& n, const std::string& path, const char* what) {
-  try {
-    return n.as<T>();
-  } catch (const YAML::Exception&) {
-    return error{path + ": expected " + what + ", got \"" + YAML::Dump(n) + "\""};
-  }
-}
 
 }  // namespace
 

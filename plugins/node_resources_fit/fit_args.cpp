@@ -1,5 +1,7 @@
 #include "plugins/node_resources_fit/fit_args.hpp"
 
+#include "plugins/helper/args.hpp"
+
 #include <cctype>
 #include <initializer_list>
 #include <string_view>
@@ -7,6 +9,10 @@
 namespace kas::plugins {
 
 namespace {
+
+using helper::check_keys;
+using helper::quoted;
+using helper::scalar;
 
 bool alnum(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; }
 
@@ -27,7 +33,6 @@ bool valid_dns_subdomain(std::string_view s) {
   return true;
 }
 
-std::string quoted(const std::string& s) { return "\"" + s + "\""; }
 
 // Returns an error message for a bad qualified name, or "".
 std::string check_label_name(const std::string& v) {
@@ -44,24 +49,7 @@ std::string check_label_name(const std::string& v) {
   return "";
 }
 
-status_or_error check_keys(const YAML::Node& n, const std::string& path, std::initializer_list<std::string_view> allowed) {
-  for (auto it = n.begin(); it != n.end(); ++it) {
-    auto key = it->first.as<std::string>();
-    bool ok = false;
-    for (auto a : allowed) ok = ok || a == key;
-    if (!ok) return error{path + "." + key + ": unknown field"};
-  }
-  return ok_t{};
-}
 
-template <class T>
-result<T> scalar(const YAML::Node& n, const std::string& path, const char* what) {
-  try {
-    return n.as<T>();
-  } catch (const YAML::Exception&) {
-    return error{path + ": expected " + what + ", got " + quoted(YAML::Dump(n))};
-  }
-}
 
 result<std::vector<std::string>> string_list(const YAML::Node& n, const std::string& path) {
   std::vector<std::string> out;

@@ -1,5 +1,7 @@
 #include "plugins/pod_topology_spread/spread_args.hpp"
 
+#include "plugins/helper/args.hpp"
+
 #include <initializer_list>
 #include <regex>
 #include <string_view>
@@ -8,7 +10,10 @@ namespace kas::plugins {
 
 namespace {
 
-std::string quoted(const std::string& s) { return "\"" + s + "\""; }
+using helper::check_keys;
+using helper::quoted;
+using helper::scalar;
+
 
 const char* const qualified_name_msg =
   "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric "
@@ -40,25 +45,7 @@ std::string label_name_error(const std::string& v) {
   return "";
 }
 
-status_or_error check_keys(const YAML::Node& n, const std::string& path, std::initializer_list<std::string_view> allowed) {
-  for (auto it = n.begin(); it != n.end(); ++it) {
-    auto key = it->first.as<std::string>();
-    bool ok = false;
-    for (auto a : allowed) ok = ok || a == key;
-    if (!ok) return error{path + "." + key + ": unknown field"};
-  }
-  return ok_t{};
-}
 
-template <class T>
-result<T> scalar(const YAML::Node& n, const std::string& path, const char* what) {
-  if (!n.IsScalar()) return error{path + ": expected " + what};
-  try {
-    return n.as<T>();
-  } catch (const YAML::Exception&) {
-    return error{path + ": expected " + what + ", got " + quoted(n.Scalar())};
-  }
-}
 
 // A string field that may be absent (""), as kube's decoder leaves it.
 result<std::string> optional_string(const YAML::Node& parent, const char* key, const std::string& path) {
