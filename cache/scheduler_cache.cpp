@@ -39,11 +39,15 @@ void scheduler_cache::add_or_update_node(std::shared_ptr<node_info> compiled) {
     compiled->requested = existing->requested;
     compiled->non_zero_requested = existing->non_zero_requested;
     compiled->used_ports = std::move(existing->used_ports);
+    compiled->pods_with_affinity = std::move(existing->pods_with_affinity);
+    compiled->pods_with_required_anti_affinity = std::move(existing->pods_with_required_anti_affinity);
   } else {
     compiled->pods.clear();
     compiled->requested = {};
     compiled->non_zero_requested = {};
     compiled->used_ports.clear();
+    compiled->pods_with_affinity.clear();
+    compiled->pods_with_required_anti_affinity.clear();
   }
   ghosts_.erase(compiled->name);
   compiled->generation = ++generation_;

@@ -1,5 +1,6 @@
 #include "cache/snapshot.hpp"
 
+#include <algorithm>
 #include <cassert>
 
 namespace kas {
@@ -21,6 +22,7 @@ snapshot snapshot::with_node(size_t i, node_info_ptr n, uint64_t generation) con
     (*idx)[n->name] = i;
     out.index_ = std::move(idx);
   }
+  out.update_affinity_lists(static_cast<uint32_t>(i), (*replaced)[i % chunk_size].get(), *n);
   (*replaced)[i % chunk_size] = std::move(n);
   out.chunks_[c] = std::move(replaced);
   out.generation_ = generation;
@@ -42,6 +44,7 @@ snapshot snapshot::with_added_node(node_info_ptr n, uint64_t generation) const {
   auto idx = std::make_shared<index_map>(*index_);
   (*idx)[n->name] = i;
   out.index_ = std::move(idx);
+  out.update_affinity_lists(static_cast<uint32_t>(i), nullptr, *n);
   tail->push_back(std::move(n));
   if (new_chunk)
     out.chunks_.push_back(std::move(tail));
@@ -82,6 +85,9 @@ snapshot snapshot::without_node(std::string_view name, uint64_t generation) cons
   out.index_ = std::move(idx);
   out.size_ = last;
   out.generation_ = generation;
+  // The last node moved into the hole: indexes changed, so the lists are rebuilt (node removal is
+  // rare; O(nodes)).
+  out.rebuild_affinity_lists();
   return out;
 }
 
@@ -97,6 +103,31 @@ snapshot snapshot::with_nominated(std::shared_ptr<const nominated_map> nominated
   out.nominated_ = nominated ? std::move(nominated) : std::make_shared<const nominated_map>();
   out.generation_ = generation;
   return out;
+}
+
+void snapshot::update_affinity_lists(uint32_t index, const node_info* before, const node_info& after) {
+  auto update = [&](std::shared_ptr<const std::vector<uint32_t>>& list, bool had, bool has) {
+    if (had == has) return;
+    auto v = std::make_shared<std::vector<uint32_t>>(*list);
+    if (has) v->push_back(index);
+    else v->erase(std::remove(v->begin(), v->end(), index), v->end());
+    list = std::move(v);
+  };
+  update(affinity_nodes_, before && !before->pods_with_affinity.empty(), !after.pods_with_affinity.empty());
+  update(anti_affinity_nodes_, before && !before->pods_with_required_anti_affinity.empty(),
+         !after.pods_with_required_anti_affinity.empty());
+}
+
+void snapshot::rebuild_affinity_lists() {
+  auto aff = std::make_shared<std::vector<uint32_t>>();
+  auto anti = std::make_shared<std::vector<uint32_t>>();
+  for (size_t i = 0; i < size_; ++i) {
+    const node_info& n = node(i);
+    if (!n.pods_with_affinity.empty()) aff->push_back(static_cast<uint32_t>(i));
+    if (!n.pods_with_required_anti_affinity.empty()) anti->push_back(static_cast<uint32_t>(i));
+  }
+  affinity_nodes_ = std::move(aff);
+  anti_affinity_nodes_ = std::move(anti);
 }
 
 }  // namespace kas

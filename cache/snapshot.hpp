@@ -25,7 +25,9 @@ public:
   snapshot()
     : index_(std::make_shared<const index_map>()),
       objects_(std::make_shared<const cluster_objects>()),
-      nominated_(std::make_shared<const nominated_map>()) {}
+      nominated_(std::make_shared<const nominated_map>()),
+      affinity_nodes_(std::make_shared<const std::vector<uint32_t>>()),
+      anti_affinity_nodes_(std::make_shared<const std::vector<uint32_t>>()) {}
 
   // Namespaces, workload selectors, PDBs (never null).
   const cluster_objects& objects() const { return *objects_; }
@@ -37,6 +39,11 @@ public:
     return it == nominated_->end() || it->second.empty() ? nullptr : &it->second;
   }
   bool has_nominated_pods() const { return !nominated_->empty(); }
+  // Indexes of the nodes that have a pod with inter-pod (anti-)affinity terms, and a pod with a
+  // required anti-affinity term (kube's HavePodsWithAffinityList and
+  // HavePodsWithRequiredAntiAffinityList), so InterPodAffinity need not visit every node.
+  const std::vector<uint32_t>& nodes_with_affinity_pods() const { return *affinity_nodes_; }
+  const std::vector<uint32_t>& nodes_with_required_anti_affinity_pods() const { return *anti_affinity_nodes_; }
 
   size_t size() const { return size_; }
   uint64_t generation() const { return generation_; }
@@ -56,6 +63,7 @@ public:
   // is), so it costs two chunks and an index update.
   snapshot without_node(std::string_view name, uint64_t generation) const;
   snapshot with_objects(cluster_objects_ptr objects, uint64_t generation) const;
+
   snapshot with_nominated(std::shared_ptr<const nominated_map> nominated, uint64_t generation) const;
 
 private:
@@ -64,6 +72,10 @@ private:
   std::shared_ptr<const index_map> index_;
   cluster_objects_ptr objects_;
   std::shared_ptr<const nominated_map> nominated_;
+  // Kept by the builders; copied only when a node's membership changes (or a node is removed).
+  std::shared_ptr<const std::vector<uint32_t>> affinity_nodes_, anti_affinity_nodes_;
+  void update_affinity_lists(uint32_t index, const node_info* before, const node_info& after);
+  void rebuild_affinity_lists();
   size_t size_ = 0;
   uint64_t generation_ = 0;
 };

@@ -46,7 +46,9 @@ std::string read_error(std::string_view key) {
 
 // Existing pods' anti-affinity, and the node labels they count under.
 void count_existing_anti_affinity(const pod_info& pod, const snapshot& snap, pre_filter_state& s) {
-  for (size_t i = 0; i < snap.size(); ++i) {
+  // Only nodes holding a pod with required anti-affinity can contribute (kube's
+  // HavePodsWithRequiredAntiAffinityList).
+  for (uint32_t i : snap.nodes_with_required_anti_affinity_pods()) {
     const node_info& n = snap.node(i);
     for (const auto& existing : n.pods_with_required_anti_affinity)
       for (const auto& t : existing->required_anti_affinity)

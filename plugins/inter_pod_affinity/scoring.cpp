@@ -85,7 +85,11 @@ fw::status inter_pod_affinity::pre_score(fw::cycle_state& state, const pod_info&
     for (const auto& existing : pods)
       process_existing_pod(s->topology_score, in, *existing, n, args_.hard_pod_affinity_weight);
   };
-  if (snap) {
+  if (snap && !has_constraints) {
+    // Only pods with affinity terms can add a score: visit just their nodes (kube's
+    // HavePodsWithAffinityList).
+    for (uint32_t i : snap->nodes_with_affinity_pods()) visit(snap->node(i));
+  } else if (snap) {
     for (size_t i = 0; i < snap->size(); ++i) visit(snap->node(i));
   } else {
     for (const node_info* n : nodes) visit(*n);

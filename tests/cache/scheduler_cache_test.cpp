@@ -176,6 +176,54 @@ TEST(SchedulerCache, NodeUpdateKeepsPods) {
   EXPECT_EQ(c.node_count(), 1u);
 }
 
+// A pod with a required anti-affinity term, bound to `node`.
+pod_info_ptr anti_affine_pod(const std::string& name, const std::string& node) {
+  auto p = test::make_pod(name, "uid-" + name);
+  test::add_container(p->mutable_spec(), {{"cpu", "100m"}});
+  p->mutable_spec()->set_node_name(node);
+  auto* term = p->mutable_spec()->mutable_affinity()->mutable_pod_anti_affinity()
+                 ->add_required_during_scheduling_ignored_during_execution();
+  term->set_topology_key("kubernetes.io/hostname");
+  (*term->mutable_label_selector()->mutable_match_labels())["app"] = "web";
+  return test::compile_ok(p);
+}
+
+TEST(SchedulerCache, NodeUpdateKeepsAffinityPodLists) {
+  // Regression: a node update used to drop pods_with_affinity / pods_with_required_anti_affinity,
+  // so InterPodAffinity stopped seeing the node's existing anti-affinity pods.
+  scheduler_cache c;
+  c.add_or_update_node(test::simple_node("n1"));
+  c.add_or_update_node(test::simple_node("n2"));
+  ASSERT_TRUE(c.add_pod(anti_affine_pod("a", "n2")).ok());
+  c.add_or_update_node(test::simple_node("n2", "16"));
+  const node_info* n = c.node("n2");
+  EXPECT_EQ(n->pods_with_affinity.size(), 1u);
+  EXPECT_EQ(n->pods_with_required_anti_affinity.size(), 1u);
+  auto snap = c.current();
+  EXPECT_EQ(snap->nodes_with_required_anti_affinity_pods(), (std::vector<uint32_t>{1}));
+  EXPECT_EQ(snap->nodes_with_affinity_pods(), (std::vector<uint32_t>{1}));
+}
+
+TEST(SchedulerCache, SnapshotAffinityNodeListsFollowPodsAndNodes) {
+  scheduler_cache c;
+  for (auto name : {"n0", "n1", "n2"}) c.add_or_update_node(test::simple_node(name));
+  EXPECT_TRUE(c.current()->nodes_with_affinity_pods().empty());
+  auto a = anti_affine_pod("a", "n0");
+  auto b = anti_affine_pod("b", "n2");
+  ASSERT_TRUE(c.add_pod(a).ok());
+  ASSERT_TRUE(c.add_pod(b).ok());
+  auto before = c.current();
+  EXPECT_EQ(before->nodes_with_required_anti_affinity_pods(), (std::vector<uint32_t>{0, 2}));
+  ASSERT_TRUE(c.remove_pod(a).ok());
+  EXPECT_EQ(c.current()->nodes_with_required_anti_affinity_pods(), (std::vector<uint32_t>{2}));
+  EXPECT_EQ(before->nodes_with_required_anti_affinity_pods(), (std::vector<uint32_t>{0, 2})) << "immutable";
+  // Removing n0 moves n2 into index 0: the list follows the node, not the old index.
+  c.remove_node("n0");
+  auto after = c.current();
+  ASSERT_EQ(after->nodes_with_required_anti_affinity_pods().size(), 1u);
+  EXPECT_EQ(after->node(after->nodes_with_required_anti_affinity_pods()[0]).name, "n2");
+}
+
 TEST(SchedulerCache, GhostNodesStayOutOfTheSnapshot) {
   scheduler_cache c;
   // A bound pod arrives before its node.
