@@ -23,6 +23,7 @@ snapshot snapshot::with_node(size_t i, node_info_ptr n, uint64_t generation) con
     out.index_ = std::move(idx);
   }
   out.update_affinity_lists(static_cast<uint32_t>(i), (*replaced)[i % chunk_size].get(), *n);
+  out.update_image_counts((*replaced)[i % chunk_size].get(), n.get());
   (*replaced)[i % chunk_size] = std::move(n);
   out.chunks_[c] = std::move(replaced);
   out.generation_ = generation;
@@ -45,6 +46,7 @@ snapshot snapshot::with_added_node(node_info_ptr n, uint64_t generation) const {
   (*idx)[n->name] = i;
   out.index_ = std::move(idx);
   out.update_affinity_lists(static_cast<uint32_t>(i), nullptr, *n);
+  out.update_image_counts(nullptr, n.get());
   tail->push_back(std::move(n));
   if (new_chunk)
     out.chunks_.push_back(std::move(tail));
@@ -65,6 +67,7 @@ snapshot snapshot::without_node(std::string_view name, uint64_t generation) cons
   const size_t i = static_cast<size_t>(found);
   const size_t last = size_ - 1;
   snapshot out = *this;
+  out.update_image_counts(&node(i), nullptr);
   auto idx = std::make_shared<index_map>(*index_);
   idx->erase(std::string(name));
   if (i != last) {
@@ -116,6 +119,24 @@ void snapshot::update_affinity_lists(uint32_t index, const node_info* before, co
   update(affinity_nodes_, before && !before->pods_with_affinity.empty(), !after.pods_with_affinity.empty());
   update(anti_affinity_nodes_, before && !before->pods_with_required_anti_affinity.empty(),
          !after.pods_with_required_anti_affinity.empty());
+}
+
+void snapshot::update_image_counts(const node_info* before, const node_info* after) {
+  static const std::vector<image_state> none;
+  const auto& old_images = before ? before->images : none;
+  const auto& new_images = after ? after->images : none;
+  auto same = [](const std::vector<image_state>& a, const std::vector<image_state>& b) {
+    if (a.size() != b.size()) return false;
+    for (size_t k = 0; k < a.size(); ++k)
+      if (a[k].name != b[k].name) return false;
+    return true;
+  };
+  if (same(old_images, new_images)) return;  // pod changes never touch images
+  auto m = std::make_shared<std::unordered_map<std::string, int64_t>>(*image_nodes_);
+  for (auto& img : old_images)
+    if (--(*m)[img.name] <= 0) m->erase(img.name);
+  for (auto& img : new_images) ++(*m)[img.name];
+  image_nodes_ = std::move(m);
 }
 
 void snapshot::rebuild_affinity_lists() {

@@ -27,7 +27,8 @@ public:
       objects_(std::make_shared<const cluster_objects>()),
       nominated_(std::make_shared<const nominated_map>()),
       affinity_nodes_(std::make_shared<const std::vector<uint32_t>>()),
-      anti_affinity_nodes_(std::make_shared<const std::vector<uint32_t>>()) {}
+      anti_affinity_nodes_(std::make_shared<const std::vector<uint32_t>>()),
+      image_nodes_(std::make_shared<const std::unordered_map<std::string, int64_t>>()) {}
 
   // Namespaces, workload selectors, PDBs (never null).
   const cluster_objects& objects() const { return *objects_; }
@@ -44,6 +45,11 @@ public:
   // HavePodsWithRequiredAntiAffinityList), so InterPodAffinity need not visit every node.
   const std::vector<uint32_t>& nodes_with_affinity_pods() const { return *affinity_nodes_; }
   const std::vector<uint32_t>& nodes_with_required_anti_affinity_pods() const { return *anti_affinity_nodes_; }
+  // How many nodes hold an image (kube's ImageStateSummary.NumNodes), for ImageLocality.
+  int64_t image_num_nodes(const std::string& image) const {
+    auto it = image_nodes_->find(image);
+    return it == image_nodes_->end() ? 0 : it->second;
+  }
 
   size_t size() const { return size_; }
   uint64_t generation() const { return generation_; }
@@ -74,6 +80,10 @@ private:
   std::shared_ptr<const nominated_map> nominated_;
   // Kept by the builders; copied only when a node's membership changes (or a node is removed).
   std::shared_ptr<const std::vector<uint32_t>> affinity_nodes_, anti_affinity_nodes_;
+  // Image name -> nodes holding it; copied only when a node's images change (node add, update or
+  // removal), never on a pod change.
+  std::shared_ptr<const std::unordered_map<std::string, int64_t>> image_nodes_;
+  void update_image_counts(const node_info* before, const node_info* after);
   void update_affinity_lists(uint32_t index, const node_info* before, const node_info& after);
   void rebuild_affinity_lists();
   size_t size_ = 0;

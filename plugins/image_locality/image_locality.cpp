@@ -22,12 +22,8 @@ const image_state* find_image(const node_info& node, const std::string& name) {
   return nullptr;
 }
 
-int64_t count_nodes_holding(const snapshot& snap, const std::string& name) {
-  int64_t n = 0;
-  for (size_t i = 0; i < snap.size(); ++i)
-    if (find_image(snap.node(i), name)) ++n;
-  return n;
-}
+// kube's ImageStateSummary.NumNodes, kept by the snapshot.
+int64_t count_nodes_holding(const snapshot& snap, const std::string& name) { return snap.image_num_nodes(name); }
 
 int64_t num_containers(const pod_info& pod) {
   if (!pod.pod) return static_cast<int64_t>(pod.images.size());

@@ -92,3 +92,36 @@ TEST(Snapshot, WithoutNodeMovesTheLastIntoTheHole) {
 
 }  // namespace
 }  // namespace kas
+
+namespace kas {
+namespace {
+
+node_info_ptr with_images(const std::string& name, std::vector<std::string> images) {
+  auto n = std::make_shared<node_info>();
+  n->name = name;
+  for (auto& i : images) n->images.push_back(image_state{i, 100});
+  return n;
+}
+
+TEST(Snapshot, ImageNodeCountsFollowNodes) {
+  snapshot s;
+  s = s.with_added_node(with_images("n0", {"a:1", "b:1"}), 1);
+  s = s.with_added_node(with_images("n1", {"a:1"}), 2);
+  const snapshot before = s.with_added_node(with_images("n2", {}), 3);
+  EXPECT_EQ(before.image_num_nodes("a:1"), 2);
+  EXPECT_EQ(before.image_num_nodes("b:1"), 1);
+  EXPECT_EQ(before.image_num_nodes("c:1"), 0);
+  // A node update that changes its images.
+  snapshot updated = before.with_node(1, with_images("n1", {"c:1"}), 4);
+  EXPECT_EQ(updated.image_num_nodes("a:1"), 1);
+  EXPECT_EQ(updated.image_num_nodes("c:1"), 1);
+  EXPECT_EQ(before.image_num_nodes("a:1"), 2) << "earlier snapshots keep their counts";
+  // Removing a node drops its images.
+  snapshot removed = updated.without_node("n0", 5);
+  EXPECT_EQ(removed.image_num_nodes("a:1"), 0);
+  EXPECT_EQ(removed.image_num_nodes("b:1"), 0);
+  EXPECT_EQ(removed.image_num_nodes("c:1"), 1);
+}
+
+}  // namespace
+}  // namespace kas
