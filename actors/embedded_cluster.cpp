@@ -67,6 +67,16 @@ void emit(cluster_self self, cluster_change ch) {
   for (auto& w : self->state.watchers) self->send(w, event_atom::value, ptr);
 }
 
+// Stores a changed copy of a pod (status update) and emits the update.
+void replace_pod(cluster_self self, pod_info_ptr& stored, pod_info_ptr updated) {
+  cluster_change ch;
+  ch.type = cluster_event_type::pod_update;
+  ch.old_pod = stored;
+  ch.new_pod = updated;
+  stored = std::move(updated);
+  emit(self, std::move(ch));
+}
+
 fw::status delete_pod(cluster_self self, const std::string& uid) {
   auto& st = self->state;
   auto it = st.pods.find(uid);
@@ -190,12 +200,7 @@ cluster_actor spawn_embedded_cluster(caf::actor_system& sys, const cluster_optio
         if (it->second->nominated_node_name != node) {
           auto updated = std::make_shared<pod_info>(*it->second);
           updated->nominated_node_name = node;
-          cluster_change ch;
-          ch.type = cluster_event_type::pod_update;
-          ch.old_pod = it->second;
-          ch.new_pod = updated;
-          it->second = updated;
-          emit(self, std::move(ch));
+          replace_pod(self, it->second, std::move(updated));
         }
         if (done) done(fw::status::ok());
       },
@@ -247,12 +252,7 @@ cluster_actor spawn_embedded_cluster(caf::actor_system& sys, const cluster_optio
         auto updated = std::make_shared<pod_info>(*it->second);
         updated->phase = phase;
         if (phase == "Running") st.running++;
-        cluster_change ch;
-        ch.type = cluster_event_type::pod_update;
-        ch.old_pod = it->second;
-        ch.new_pod = updated;
-        it->second = updated;
-        emit(self, std::move(ch));
+        replace_pod(self, it->second, std::move(updated));
       },
       [=](record_atom, cluster_event_record& ev) { self->state.events.push_back(std::move(ev)); },
       [=](list_atom, const cluster_event_record&) { return self->state.events; },

@@ -2,6 +2,8 @@
 // interpodaffinity/plugin.go). PreFilter/Filter are in filtering.cpp, PreScore/Score in scoring.cpp.
 #include "plugins/inter_pod_affinity/inter_pod_affinity.hpp"
 
+#include "plugins/helper/args.hpp"
+
 #include "plugins/inter_pod_affinity/terms.hpp"
 
 namespace kas::plugins {
@@ -133,12 +135,10 @@ result<inter_pod_affinity_args> parse_inter_pod_affinity_args(const YAML::Node& 
   inter_pod_affinity_args out;
   if (!args || args.IsNull()) return out;
   if (!args.IsMap()) return error{path + ": expected an object (InterPodAffinityArgs)"};
-  for (auto it = args.begin(); it != args.end(); ++it) {
-    auto key = it->first.as<std::string>();
-    if (key != "hardPodAffinityWeight" && key != "ignorePreferredTermsOfExistingPods" && key != "apiVersion" &&
-        key != "kind")
-      return error{path + "." + key + ": unknown field"};
-  }
+  if (auto r = helper::check_keys(args, path, {"apiVersion", "kind", "hardPodAffinityWeight",
+                                               "ignorePreferredTermsOfExistingPods"});
+      !r)
+    return r.err();
   if (YAML::Node w = args["hardPodAffinityWeight"]; w && !w.IsNull()) {
     const std::string wpath = path + ".hardPodAffinityWeight";
     int64_t v = 0;

@@ -33,10 +33,7 @@ result<balanced_allocation_args> parse_balanced_allocation_args(const YAML::Node
   balanced_allocation_args out;
   if (!args || args.IsNull()) return out;
   if (!args.IsMap()) return error{path + ": expected an object (NodeResourcesBalancedAllocationArgs)"};
-  for (auto it = args.begin(); it != args.end(); ++it) {
-    auto key = it->first.as<std::string>();
-    if (key != "apiVersion" && key != "kind" && key != "resources") return error{path + "." + key + ": unknown field"};
-  }
+  if (auto r = check_keys(args, path, {"apiVersion", "kind", "resources"}); !r) return r.err();
   YAML::Node res = args["resources"];
   if (!res || res.IsNull() || (res.IsSequence() && res.size() == 0)) return out;  // v1 default: cpu, memory
   if (!res.IsSequence()) return error{path + ".resources: expected a list"};
