@@ -1,0 +1,84 @@
+#pragma once
+// A minimal HTTP/1.1 server for /metrics and the health endpoints, beside the scheduler's actors.
+//
+// Why our own: prometheus-cpp's civetweb Exposer cannot serve /healthz, /livez or /readyz, and its
+// destructor blocks about 2 s. This one is a single background thread running a poll() loop over the
+// listening socket, a wake-up pipe and up to max_connections non-blocking client sockets. Each client
+// sends one request and gets one response ("Connection: close"); a client that is slow, silent or sends
+// garbage only holds its own slot until request_timeout, and a request larger than max_request_bytes is
+// refused with 431. stop() writes to the wake-up pipe, so it returns as soon as the loop notices (no
+// timeout to wait out).
+//
+// Routes: GET (or HEAD) /metrics -> text exposition 0.0.4 of every collectable; /healthz, /livez -> 200
+// "ok"; /readyz -> 200 "ok" when the readiness callback says ready, else 503 and the reason; other paths
+// 404; other methods 405.
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <prometheus/collectable.h>
+
+#include "messages/result.hpp"
+
+namespace kas::obs {
+
+struct readiness {
+  bool ready = true;
+  std::string reason;  // shown in the 503 body when not ready
+};
+
+struct http_server_config {
+  // kube's --bind-address style "host:port": "127.0.0.1:10259", "0.0.0.0:10259", "[::1]:10259",
+  // ":10259" (every interface), "localhost:0" (port 0 picks a free port). "0" disables the server.
+  // The host must be an IP address or "localhost"; names are not resolved.
+  std::string bind_address = "127.0.0.1:10259";
+  std::string flag_name = "--metrics-bind-address";  // named in error messages
+  // Rendered on /metrics in this order. Empty means default_registry(). Must outlive the server.
+  std::vector<const prometheus::Collectable*> collectables;
+  // Called on the server thread for each /readyz, so it must be thread-safe (e.g. read atomics).
+  // Empty means always ready.
+  std::function<readiness()> ready;
+  std::chrono::milliseconds request_timeout{5000};
+  size_t max_request_bytes = 8192;
+  size_t max_connections = 64;
+};
+
+struct bind_endpoint {
+  std::string host;  // empty: every interface
+  uint16_t port = 0;
+};
+
+// nullopt when the value is "0" (disabled). Errors name the flag and the value.
+result<std::optional<bind_endpoint>> parse_bind_address(const std::string& value,
+                                                        const std::string& flag_name = "--metrics-bind-address");
+
+class http_server {
+public:
+  // Binds, listens and starts the thread. A null pointer when the address is "0" (disabled); an error
+  // naming the flag and value when the address is malformed or cannot be bound. Never throws.
+  static result<std::unique_ptr<http_server>> start(http_server_config cfg);
+
+  http_server(const http_server&) = delete;
+  http_server& operator=(const http_server&) = delete;
+  ~http_server();  // stop()
+
+  // Idempotent; closes the listener and every client, joins the thread.
+  void stop();
+
+  uint16_t port() const { return port_; }  // the bound port, also when 0 was asked for
+  const std::string& host() const { return host_; }
+
+private:
+  struct impl;
+  explicit http_server(std::unique_ptr<impl> p, std::string host, uint16_t port);
+
+  std::unique_ptr<impl> impl_;
+  std::string host_;
+  uint16_t port_;
+};
+
+}  // namespace kas::obs
