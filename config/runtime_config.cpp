@@ -32,7 +32,8 @@ status_or_error check_fields(const YAML::Node& doc, const std::string& where, co
 
 status_or_error decode_runtime_config(const YAML::Node& doc, const std::string& where, runtime_config& out) {
   static const std::set<std::string> known = {"apiVersion", "kind", "threads", "workers",
-                                               "binders", "pipelineDepth", "nodeAgents"};
+                                               "binders", "pipelineDepth", "nodeAgents",
+                                               "batching"};
   if (auto r = check_fields(doc, where, known); !r) return r;
   struct field {
     const char* name;
@@ -49,6 +50,12 @@ status_or_error decode_runtime_config(const YAML::Node& doc, const std::string& 
       *f.target = *r;
       if (f.target == &out.pipeline_depth) out.pipeline_depth_set = true;
     }
+  }
+  if (auto n = doc["batching"]) {
+    bool b = false;
+    if (!n.IsScalar() || !YAML::convert<bool>::decode(n, b))
+      return error{where + ": batching: expected true or false, got " + (n.IsScalar() ? "\"" + n.Scalar() + "\"" : "a non-scalar")};
+    out.batching = b;
   }
   return ok_t{};
 }

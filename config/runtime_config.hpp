@@ -9,6 +9,7 @@
 //   binders: 2          # binder pool size
 //   pipelineDepth: 4    # pods in their scheduling cycle at once
 //   nodeAgents: 2       # embedded mode: simulated kubelet actors
+//   batching: false     # opportunistic batching by pod signature (SignPod, KEP-5598)
 //
 // Defaults are sized for 2 cores. Unknown fields are errors.
 #include <chrono>
@@ -35,6 +36,9 @@ struct runtime_config {
   uint32_t pipeline_depth = 4;
   bool pipeline_depth_set = false;
   uint32_t node_agents = 2;
+  // Opportunistic batching (KEP-5598): a pod with the same SignPod signature as the previous one
+  // reuses its sorted feasible-node list, re-validating only the head.
+  bool batching = false;
   // From KubeSchedulerConfiguration (podInitialBackoffSeconds / podMaxBackoffSeconds).
   std::chrono::nanoseconds pod_initial_backoff = std::chrono::seconds(1);
   std::chrono::nanoseconds pod_max_backoff = std::chrono::seconds(10);

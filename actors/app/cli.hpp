@@ -1,6 +1,7 @@
 #pragma once
 // The command-line front end (DESIGN §2). Each command returns the process exit code:
 // 0 success, 2 bad input (one clear message on stderr), 1 internal failure.
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -14,5 +15,18 @@ struct simulate_args {
 };
 
 int run_simulate(const simulate_args& args);
+
+struct bench_args {
+  std::string workload;  // empty: the built-in SchedulingBasic
+  std::string config;    // KubeSchedulerConfiguration and/or ActorRuntimeConfiguration
+  std::string output = "table";  // json | table
+  std::string report;    // directory for the HTML report, or empty
+  std::string batching;  // "", on, off: overrides the config's batching
+  uint32_t window_ms = 1000;       // throughput sample window
+  uint32_t stall_timeout_s = 30;   // give up waiting when no awaited pod binds for this long
+  bool quiet = false;              // no progress line
+};
+
+int run_bench(const bench_args& args);
 
 }  // namespace kas

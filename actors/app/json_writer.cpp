@@ -1,3 +1,4 @@
+#include <cmath>
 #include "actors/app/json_writer.hpp"
 
 #include <cstdio>
@@ -50,7 +51,13 @@ json_writer& json_writer::value(int64_t v) {
   out_ += std::to_string(v);
   return *this;
 }
+json_writer& json_writer::value(bool v) {
+  comma();
+  out_ += v ? "true" : "false";
+  return *this;
+}
 json_writer& json_writer::value(double v) {
+  if (!std::isfinite(v)) return null();
   comma();
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.6g", v);

@@ -16,7 +16,8 @@ public:
   json_writer& value(std::string_view v);
   json_writer& value(const char* v) { return value(std::string_view(v)); }
   json_writer& value(int64_t v);
-  json_writer& value(double v);
+  json_writer& value(double v);  // non-finite values are written as null
+  json_writer& value(bool v);
   json_writer& null();
   const std::string& str() const { return out_; }
 

@@ -14,7 +14,10 @@ namespace {
 void usage(std::ostream& os) {
   os << "usage:\n"
         "  kube-actor-scheduler simulate --cluster FILE [--cluster FILE...] [--config FILE]\n"
-        "                                [--output json|table] [--explain] [-v N]\n";
+        "                                [--output json|table] [--explain] [-v N]\n"
+        "  kube-actor-scheduler bench    [--workload FILE] [--config FILE] [--output json|table]\n"
+        "                                [--report DIR] [--batching on|off] [--window-ms N]\n"
+        "                                [--stall-timeout S] [--quiet] [-v N]\n";
 }
 
 // Accepts "--flag value" and "--flag=value".
@@ -76,6 +79,54 @@ int main(int argc, char** argv) {
       }
     }
     return kas::run_simulate(a);
+  }
+  if (cmd == "bench") {
+    kas::bench_args a;
+    auto number = [](const std::string& flag, const std::string& v, uint32_t& out) {
+      try {
+        size_t used = 0;
+        long n = std::stol(v, &used);
+        if (used != v.size() || n < 1 || n > 86400000) throw std::out_of_range(v);
+        out = static_cast<uint32_t>(n);
+        return true;
+      } catch (const std::exception&) {
+        std::cerr << "error: " << flag << ": expected a positive number, got \"" << v << "\"\n";
+        return false;
+      }
+    };
+    for (int i = 2; i < argc; ++i) {
+      std::string v;
+      if (take(argc, argv, i, "--workload", v)) {
+        if (v.empty()) return std::cerr << "error: --workload needs a file\n", 2;
+        a.workload = v;
+      } else if (take(argc, argv, i, "--config", v)) {
+        a.config = v;
+      } else if (take(argc, argv, i, "--output", v) || take(argc, argv, i, "-o", v)) {
+        a.output = v;
+      } else if (take(argc, argv, i, "--report", v)) {
+        if (v.empty()) return std::cerr << "error: --report needs a directory\n", 2;
+        a.report = v;
+      } else if (take(argc, argv, i, "--batching", v)) {
+        a.batching = v.empty() ? "?" : v;
+      } else if (take(argc, argv, i, "--window-ms", v)) {
+        if (!number("--window-ms", v, a.window_ms)) return 2;
+      } else if (take(argc, argv, i, "--stall-timeout", v)) {
+        if (!number("--stall-timeout", v, a.stall_timeout_s)) return 2;
+      } else if (std::strcmp(argv[i], "--quiet") == 0) {
+        a.quiet = true;
+      } else if (take(argc, argv, i, "-v", v) || take(argc, argv, i, "--v", v)) {
+        try {
+          set_verbosity(std::stoi(v));
+        } catch (const std::exception&) {
+          return std::cerr << "error: -v: expected a number, got \"" << v << "\"\n", 2;
+        }
+      } else {
+        std::cerr << "error: bench: unknown argument \"" << argv[i] << "\"\n";
+        usage(std::cerr);
+        return 2;
+      }
+    }
+    return kas::run_bench(a);
   }
   if (cmd == "-h" || cmd == "--help" || cmd == "help") {
     usage(std::cout);

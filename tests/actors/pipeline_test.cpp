@@ -18,6 +18,7 @@
 #include <caf/all.hpp>
 
 #include "actors/embedded_cluster.hpp"
+#include "actors/invariants.hpp"
 #include "actors/scheduler.hpp"
 #include "config/profile.hpp"
 #include "tests/actors/actor_fixtures.hpp"
@@ -49,63 +50,7 @@ struct test_system_config : caf::actor_system_config {
 
 // --- invariants (DESIGN.md §6) ------------------------------------------------------------------
 
-bool tolerates_all(const pod_info& p, const node_info& n) {
-  for (auto& t : n.taints) {
-    if (t.effect != taint_effect::no_schedule && t.effect != taint_effect::no_execute) continue;
-    bool ok = false;
-    for (auto& tol : p.tolerations) ok |= tol.tolerates(t);
-    if (!ok) return false;
-  }
-  return true;
-}
-
-bool selector_matches(const pod_info& p, const node_info& n) {
-  for (auto& [k, v] : p.node_selector.entries()) {
-    auto* got = n.labels.get(k);
-    if (!got || *got != v) return false;
-  }
-  return !p.required_node_affinity || p.required_node_affinity->matches(n.labels, n.name);
-}
-
-// Checks the final placement. `nodes` is every node that ever existed (pods bound before a node was
-// deleted still count against it).
-std::vector<std::string> placement_violations(const std::vector<node_info_ptr>& nodes,
-                                              const std::vector<pod_info_ptr>& pods) {
-  std::vector<std::string> out;
-  std::map<std::string, node_info_ptr> by_name;
-  for (auto& n : nodes) by_name[n->name] = n;
-  struct usage {
-    int64_t cpu = 0, mem = 0, count = 0;
-    std::set<std::pair<std::string, int32_t>> ports;
-  };
-  std::map<std::string, usage> used;
-  for (auto& p : pods) {
-    if (p->node_name.empty()) continue;
-    auto it = by_name.find(p->node_name);
-    if (it == by_name.end()) {
-      out.push_back(p->name + " bound to unknown node " + p->node_name);
-      continue;
-    }
-    const node_info& n = *it->second;
-    auto& u = used[n.name];
-    u.cpu += p->requests.milli_cpu;
-    u.mem += p->requests.memory;
-    u.count++;
-    for (auto& hp : p->host_ports)
-      if (!u.ports.insert({hp.protocol, hp.port}).second)
-        out.push_back("host port " + std::to_string(hp.port) + " used twice on " + n.name + " (" + p->name + ")");
-    if (!selector_matches(*p, n)) out.push_back(p->name + " violates its node selector/affinity on " + n.name);
-    if (!tolerates_all(*p, n)) out.push_back(p->name + " does not tolerate a taint of " + n.name);
-  }
-  for (auto& [name, u] : used) {
-    const auto& a = by_name[name]->allocatable;
-    if (u.cpu > a.milli_cpu)
-      out.push_back(name + " cpu overcommitted: " + std::to_string(u.cpu) + "m > " + std::to_string(a.milli_cpu) + "m");
-    if (u.mem > a.memory) out.push_back(name + " memory overcommitted");
-    if (u.count > a.allowed_pod_number) out.push_back(name + " pod count overcommitted");
-  }
-  return out;
-}
+// The checks themselves live in actors/invariants (bench runs them too).
 
 // --- the harness --------------------------------------------------------------------------------
 
@@ -217,7 +162,8 @@ public:
 
   void expect_invariants() {
     auto pods = cluster_pods();
-    for (auto& v : placement_violations(nodes_, pods)) ADD_FAILURE() << v;
+    auto rep = check_placement(nodes_, pods, nullptr);
+    for (auto& v : rep.violations) ADD_FAILURE() << v;
     EXPECT_EQ(stats().bind_conflicts, 0u) << "a pod was bound twice";
     expect_accounted_for();
   }

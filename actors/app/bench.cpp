@@ -1,0 +1,559 @@
+// `bench`: run a scheduler_perf-style workload in embedded mode and measure it the way
+// scheduler_perf does (pods bound per 1-second window), plus end-to-end latency, peak RSS, the raw
+// kernel throughput of the same pods in one plain loop, and DESIGN §6's invariants.
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <thread>
+#include <unordered_map>
+#include <unordered_set>
+
+#include <caf/all.hpp>
+#include <spdlog/spdlog.h>
+
+#include "actors/app/bench_report.hpp"
+#include "actors/app/bench_result.hpp"
+#include "actors/app/cli.hpp"
+#include "actors/app/json_writer.hpp"
+#include "actors/embedded_cluster.hpp"
+#include "actors/invariants.hpp"
+#include "actors/scheduler.hpp"
+#include "cache/scheduler_cache.hpp"
+#include "config/runtime_config.hpp"
+#include "config/workload.hpp"
+#include "plugins/framework/profile_resolver.hpp"
+#include "plugins/framework/schedule_one.hpp"
+
+namespace kas {
+namespace {
+
+using bench_clock = std::chrono::steady_clock;
+
+int64_t now_ns(bench_clock::time_point origin) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(bench_clock::now() - origin).count();
+}
+
+// What the watcher saw: when each pod was first bound (ns since the run's origin).
+struct bind_log {
+  std::unordered_map<std::string, int64_t> bound_at;
+  std::vector<std::string> double_binds;  // a bound pod moved to another node
+  size_t deleted_bound = 0;
+};
+using bind_log_ptr = std::shared_ptr<const bind_log>;
+
+}  // namespace
+}  // namespace kas
+
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kas::bind_log_ptr)
+
+namespace kas {
+namespace {
+
+// A watch on the cluster, as scheduler_perf's informer: a pod counts as scheduled when an update
+// first gives it a nodeName.
+using bench_watcher_actor = caf::typed_actor<
+  caf::reacts_to<event_atom, cluster_change_ptr>,
+  // Await these pods (uids): progress counts them.
+  caf::reacts_to<wait_atom, std::vector<std::string>>,
+  // {bound in total, awaited, awaited and bound}
+  caf::replies_to<stats_atom>::with<std::vector<uint64_t>>,
+  caf::replies_to<list_atom>::with<bind_log_ptr>>;
+
+struct watcher_state {
+  std::shared_ptr<bind_log> log = std::make_shared<bind_log>();
+  std::unordered_set<std::string> awaited;
+  uint64_t awaited_bound = 0;
+  bench_clock::time_point origin;
+  static inline const char* name = "bench_watcher";
+};
+
+bench_watcher_actor spawn_watcher(caf::actor_system& sys, bench_clock::time_point origin) {
+  return sys.spawn([origin](bench_watcher_actor::stateful_pointer<watcher_state> self)
+                     -> bench_watcher_actor::behavior_type {
+    self->state.origin = origin;
+    return {
+      [=](event_atom, const cluster_change_ptr& ch) {
+        auto& st = self->state;
+        if (ch->type == cluster_event_type::pod_delete) {
+          if (ch->old_pod && !ch->old_pod->node_name.empty()) st.log->deleted_bound++;
+          return;
+        }
+        if (ch->type != cluster_event_type::pod_update && ch->type != cluster_event_type::pod_add) return;
+        const auto& np = ch->new_pod;
+        if (!np || np->node_name.empty()) return;
+        bool was_bound = ch->old_pod && !ch->old_pod->node_name.empty();
+        if (was_bound) {
+          if (ch->old_pod->node_name != np->node_name)
+            st.log->double_binds.push_back(np->key() + " moved from " + ch->old_pod->node_name + " to " + np->node_name);
+          return;
+        }
+        if (st.log->bound_at.emplace(np->uid, now_ns(st.origin)).second && st.awaited.count(np->uid))
+          st.awaited_bound++;
+      },
+      [=](wait_atom, const std::vector<std::string>& uids) {
+        auto& st = self->state;
+        for (auto& u : uids)
+          if (st.awaited.insert(u).second && st.log->bound_at.count(u)) st.awaited_bound++;
+      },
+      [=](stats_atom) -> std::vector<uint64_t> {
+        auto& st = self->state;
+        return {st.log->bound_at.size(), st.awaited.size(), st.awaited_bound};
+      },
+      [=](list_atom) -> bind_log_ptr { return self->state.log; },
+    };
+  });
+}
+
+// Churn (scheduler_perf's churn op): every interval, create `number` objects of each template; in
+// recreate mode, delete the previous round's objects on the next tick instead.
+
+caf::actor spawn_churn(caf::actor_system& sys, cluster_actor cluster, workload_op op) {
+  return sys.spawn([cluster, op](caf::event_based_actor* self) -> caf::behavior {
+    auto round = std::make_shared<size_t>(0);
+    auto live_nodes = std::make_shared<std::vector<std::string>>();
+    auto live_pods = std::make_shared<std::vector<std::string>>();
+    auto interval = std::chrono::milliseconds(op.churn_interval_ms);
+    self->delayed_send(self, interval, tick_atom::value);
+    return {
+      [=](tick_atom) {
+        bool remove = op.churn_recreate && (!live_nodes->empty() || !live_pods->empty());
+        if (remove) {
+          for (auto& n : *live_nodes) self->send(cluster, delete_atom::value, n);
+          for (auto& u : *live_pods) self->send(cluster, delete_atom::value, u, std::function<void(fw::status)>([](fw::status) {}));
+          live_nodes->clear();
+          live_pods->clear();
+        } else {
+          for (size_t k = 0; k < op.churn_number; ++k) {
+            size_t i = (*round)++;
+            for (auto& t : op.churn_nodes) {
+              auto n = make_node(*t, 1000000 + i);
+              if (!n) continue;
+              live_nodes->push_back((*n)->name);
+              self->send(cluster, create_atom::value, node_info_ptr(*n));
+            }
+            for (auto& t : op.churn_pods) {
+              auto p = make_pod(*t, 1000000 + i);
+              live_pods->push_back(p->uid);
+              self->send(cluster, create_atom::value, p);
+            }
+          }
+        }
+        self->delayed_send(self, interval, tick_atom::value);
+      },
+    };
+  });
+}
+
+size_t peak_rss_bytes() {
+  std::ifstream f("/proc/self/status");
+  std::string line;
+  while (std::getline(f, line))
+    if (line.rfind("VmHWM:", 0) == 0) return std::stoull(line.substr(6)) * 1024;
+  return 0;
+}
+
+// Pods bound per window over the measured phase. Windows are `window` long from the first measured
+// pod's creation; a last partial window shorter than half a window is merged into the one before.
+std::vector<double> throughput_windows(std::vector<int64_t> bound, int64_t start, int64_t window) {
+  std::vector<double> out;
+  if (bound.empty() || window <= 0) return out;
+  std::sort(bound.begin(), bound.end());
+  int64_t end = bound.back() + 1;
+  size_t full = static_cast<size_t>((end - start) / window);
+  int64_t rest = (end - start) - static_cast<int64_t>(full) * window;
+  std::vector<size_t> counts(full + 1, 0);
+  for (auto t : bound) counts[std::min(full, static_cast<size_t>(std::max<int64_t>(0, t - start) / window))]++;
+  for (size_t i = 0; i < full; ++i) out.push_back(static_cast<double>(counts[i]) * 1e9 / static_cast<double>(window));
+  if (rest > 0 && counts[full] > 0) {
+    if (rest * 2 >= window || out.empty()) {
+      out.push_back(static_cast<double>(counts[full]) * 1e9 / static_cast<double>(rest));
+    } else {
+      double merged = static_cast<double>(counts[full - 1] + counts[full]) * 1e9 / static_cast<double>(window + rest);
+      out.back() = merged;
+    }
+  }
+  return out;
+}
+
+// The same measured pods over the same starting state (the nodes and the init pods where the run
+// placed them), scheduled one after another on this thread with no actors: the raw kernel rate.
+double raw_kernel_rate(const fw::framework& fwk, const std::vector<node_info_ptr>& nodes,
+                       const std::vector<pod_info_ptr>& init_bound, const std::vector<pod_info_ptr>& measured,
+                       const cluster_objects_ptr& objects) {
+  scheduler_cache cache(std::chrono::nanoseconds(0));
+  for (auto& n : nodes) cache.add_or_update_node(std::make_shared<node_info>(*n));
+  if (objects) cache.set_objects(objects);
+  for (auto& p : init_bound) (void)cache.add_pod(p);
+  std::mt19937_64 rng(42);
+  size_t start = 0;
+  auto t0 = bench_clock::now();
+  for (auto& p : measured) {
+    auto snap = cache.current();
+    fw::cycle_state state;
+    state.set_snapshot(snap);
+    auto r = fw::schedule_one(fwk, state, *p, *snap, start, rng);
+    start += r.examined;
+    if (r.result.is_success() && r.node >= 0) (void)cache.add_pod(with_node_name(*p, snap->node(static_cast<size_t>(r.node)).name));
+  }
+  double s = std::chrono::duration<double>(bench_clock::now() - t0).count();
+  return s > 0 ? static_cast<double>(measured.size()) / s : 0;
+}
+
+void print_json(const bench_result& r) {
+  json_writer w;
+  auto pct = [&](const char* key, const percentiles& p) {
+    w.key(key).begin_object();
+    w.key("avg").value(p.avg).key("p50").value(p.p50).key("p90").value(p.p90).key("p95").value(p.p95);
+    w.key("p99").value(p.p99).key("max").value(p.max).key("samples").value(static_cast<int64_t>(p.samples));
+    w.end_object();
+  };
+  auto i64 = [](size_t v) { return static_cast<int64_t>(v); };
+  w.begin_object();
+  w.key("workload").value(r.workload).key("file").value(r.workload_file);
+  w.key("nodes").value(i64(r.nodes)).key("initPods").value(i64(r.init_pods)).key("measuredPods").value(i64(r.measured_pods));
+  w.key("scheduled").value(i64(r.scheduled)).key("unschedulable").value(i64(r.unschedulable));
+  w.key("preempted").value(i64(r.preempted)).key("attempts").value(static_cast<int64_t>(r.attempts));
+  w.key("events").begin_object().key("Scheduled").value(i64(r.events_scheduled));
+  w.key("FailedScheduling").value(i64(r.events_failed_scheduling)).end_object();
+  w.key("windowSeconds").value(r.window_seconds);
+  pct("throughput", r.throughput);
+  w.key("throughputWindows").begin_array();
+  for (double v : r.throughput_windows) w.value(v);
+  w.end_array();
+  w.key("measuredSeconds").value(r.measured_seconds).key("overallPodsPerSecond").value(r.overall_pods_per_second);
+  pct("latencyMs", r.latency_ms);
+  w.key("threshold").value(r.threshold);
+  w.key("ratioToThreshold").value(r.threshold > 0 ? r.throughput.avg / r.threshold : 0.0);
+  w.key("rawPodsPerSecond").value(r.raw_pods_per_second).key("efficiency").value(r.efficiency);
+  w.key("peakRssBytes").value(i64(r.peak_rss_bytes)).key("wallSeconds").value(r.wall_seconds);
+  w.key("runtime").begin_object();
+  w.key("threads").value(static_cast<int64_t>(r.threads)).key("workers").value(static_cast<int64_t>(r.workers));
+  w.key("binders").value(static_cast<int64_t>(r.binders)).key("pipelineDepth").value(static_cast<int64_t>(r.pipeline_depth));
+  w.key("batching").value(r.batching).end_object();
+  w.key("invariants").begin_object().key("checks").value(i64(r.invariant_checks)).key("violations").begin_array();
+  for (auto& v : r.violations) w.value(v);
+  w.end_array().end_object();
+  w.end_object();
+  std::cout << w.str() << "\n";
+}
+
+void print_table(const bench_result& r) {
+  std::printf("workload            %s%s%s\n", r.workload.c_str(), r.workload_file.empty() ? "" : "  ",
+              r.workload_file.c_str());
+  std::printf("cluster             %zu nodes, %zu init pods, %zu measured pods\n", r.nodes, r.init_pods, r.measured_pods);
+  std::printf("runtime             threads=%u workers=%u binders=%u pipelineDepth=%u batching=%s\n", r.threads,
+              r.workers, r.binders, r.pipeline_depth, r.batching ? "on" : "off");
+  std::printf("scheduled           %zu   unschedulable %zu   preempted %zu   attempts %llu\n", r.scheduled,
+              r.unschedulable, r.preempted, static_cast<unsigned long long>(r.attempts));
+  std::printf("throughput (pods/s) avg %.0f  p50 %.0f  p90 %.0f  p95 %.0f  p99 %.0f  (%zu windows of %.1f s)\n",
+              r.throughput.avg, r.throughput.p50, r.throughput.p90, r.throughput.p95, r.throughput.p99,
+              r.throughput.samples, r.window_seconds);
+  std::printf("overall             %.0f pods/s over %.3f s\n", r.overall_pods_per_second, r.measured_seconds);
+  if (r.threshold > 0)
+    std::printf("scheduler_perf      threshold %.0f pods/s, ratio %.1fx\n", r.threshold, r.throughput.avg / r.threshold);
+  std::printf("latency (ms)        p50 %.1f  p90 %.1f  p95 %.1f  p99 %.1f  max %.1f\n", r.latency_ms.p50,
+              r.latency_ms.p90, r.latency_ms.p95, r.latency_ms.p99, r.latency_ms.max);
+  std::printf("raw kernel          %.0f pods/s (one core, no actors); efficiency %.2f\n", r.raw_pods_per_second,
+              r.efficiency);
+  std::printf("events              Scheduled %zu  FailedScheduling %zu\n", r.events_scheduled, r.events_failed_scheduling);
+  std::printf("peak RSS            %.1f MiB   wall %.2f s\n", static_cast<double>(r.peak_rss_bytes) / (1024.0 * 1024.0),
+              r.wall_seconds);
+  std::printf("invariants          %zu checks, %zu violations\n", r.invariant_checks, r.violations.size());
+  for (auto& v : r.violations) std::printf("  VIOLATION: %s\n", v.c_str());
+}
+
+class bench_run {
+public:
+  bench_run(const bench_args& args, workload wl, scheduler_config cfg)
+      : args_(args), wl_(std::move(wl)), cfg_(std::move(cfg)) {}
+
+  int run() {
+    origin_ = bench_clock::now();
+    caf::actor_system_config sys_cfg;
+    sys_cfg.set("scheduler.max-threads", static_cast<size_t>(cfg_.runtime.threads));
+    sys_cfg.set("logger.verbosity", caf::atom("quiet"));
+    caf::actor_system sys{sys_cfg};
+    cluster_options copts;
+    copts.node_agents = cfg_.runtime.node_agents;
+    cluster_ = spawn_embedded_cluster(sys, copts);
+    watcher_ = spawn_watcher(sys, origin_);
+    caf::anon_send(cluster_, watch_atom::value, caf::actor_cast<watcher_actor>(watcher_));
+    scheduler_options sopts;
+    sopts.profiles = cfg_.profiles;
+    sopts.runtime = cfg_.runtime;
+    auto sched = start_scheduler(sys, sopts, cluster_);
+    if (!sched) {
+      std::cerr << "error: " << sched.err().message << "\n";
+      caf::anon_send_exit(cluster_, caf::exit_reason::user_shutdown);
+      return 2;
+    }
+    caf::scoped_actor self{sys};
+    int rc = run_ops(sys, self);
+    for (auto& c : churners_) caf::anon_send_exit(c, caf::exit_reason::user_shutdown);
+    if (rc == 0) rc = collect(sys, self, *sched);
+    stop_scheduler(*sched);
+    caf::anon_send_exit(cluster_, caf::exit_reason::user_shutdown);
+    caf::anon_send_exit(watcher_, caf::exit_reason::user_shutdown);
+    sys.await_actors_before_shutdown(false);
+    if (rc != 0) return rc;
+    r_.raw_pods_per_second = raw_kernel_rate(*sched->frameworks.front(), nodes_, init_bound_, measured_, objects_);
+    r_.efficiency = r_.raw_pods_per_second > 0 ? r_.throughput.avg / r_.raw_pods_per_second : 0;
+    r_.peak_rss_bytes = peak_rss_bytes();
+    r_.wall_seconds = std::chrono::duration<double>(bench_clock::now() - origin_).count();
+    if (args_.output == "json") print_json(r_);
+    else print_table(r_);
+    std::fflush(stdout);
+    if (!args_.report.empty()) {
+      auto s = write_bench_report(args_.report, r_);
+      if (!s) {
+        std::cerr << "error: " << s.err().message << "\n";
+        return 2;
+      }
+    }
+    return r_.violations.empty() ? 0 : 1;
+  }
+
+private:
+  int run_ops(caf::actor_system& sys, caf::scoped_actor& self) {
+    size_t node_counter = 0;
+    bool deletes = false;
+    for (auto& op : wl_.ops) {
+      switch (op.opcode) {
+        case workload_opcode::create_nodes:
+          for (size_t i = 0; i < op.count; ++i) {
+            auto n = make_node(*op.nodes, node_counter++);
+            if (!n) {
+              std::cerr << "error: " << op.where << ": " << n.err().message << "\n";
+              return 2;
+            }
+            nodes_.push_back(*n);
+            caf::anon_send(cluster_, create_atom::value, node_info_ptr(*n));
+          }
+          break;
+        case workload_opcode::create_any:
+          objects_ = op.objects;
+          caf::anon_send(cluster_, create_atom::value, op.objects);
+          break;
+        case workload_opcode::create_pods: {
+          std::vector<pod_info_ptr> pods;
+          pods.reserve(op.count);
+          for (size_t i = 0; i < op.count; ++i) pods.push_back(make_pod(*op.pods, pod_counter_++));
+          std::vector<std::string> uids;
+          uids.reserve(pods.size());
+          for (auto& p : pods) uids.push_back(p->uid);
+          if (!op.skip_wait) self->send(watcher_, wait_atom::value, uids);
+          int64_t t = now_ns(origin_);
+          if (op.collect_metrics && measure_start_ < 0) measure_start_ = t;
+          for (auto& p : pods) {
+            if (op.collect_metrics) created_at_[p->uid] = t, measured_.push_back(p);
+            else init_.push_back(p);
+            caf::anon_send(cluster_, create_atom::value, p);
+          }
+          if (!op.skip_wait && !wait_for_bound(self)) stalled_ = true;
+          break;
+        }
+        case workload_opcode::churn:
+          deletes = true;
+          churners_.push_back(spawn_churn(sys, cluster_, op));
+          break;
+        case workload_opcode::barrier:
+          if (!wait_for_bound(self)) stalled_ = true;
+          break;
+      }
+    }
+    check_spread_ = !deletes;
+    return 0;
+  }
+
+  std::vector<uint64_t> watcher_stats(caf::scoped_actor& self) {
+    std::vector<uint64_t> out{0, 0, 0};
+    self->request(watcher_, caf::infinite, stats_atom::value).receive([&](std::vector<uint64_t>& v) { out = v; },
+                                                                       [&](caf::error&) {});
+    return out;
+  }
+
+  // Waits until every awaited pod is bound, printing progress on stderr. Gives up when nothing was
+  // bound for --stall-timeout seconds (the rest are reported unschedulable).
+  bool wait_for_bound(caf::scoped_actor& self) {
+    bool tty = isatty(STDERR_FILENO);
+    auto last_change = bench_clock::now();
+    auto last_print = bench_clock::now() - std::chrono::seconds(10);
+    uint64_t last_bound = 0, rate_bound = 0;
+    auto rate_t = bench_clock::now();
+    double rate = 0;
+    for (;;) {
+      auto st = watcher_stats(self);
+      auto now = bench_clock::now();
+      if (st[2] != last_bound) last_change = now, last_bound = st[2];
+      double dt = std::chrono::duration<double>(now - rate_t).count();
+      if (dt >= 0.5) {
+        rate = static_cast<double>(st[0] - rate_bound) / dt;
+        rate_bound = st[0];
+        rate_t = now;
+      }
+      bool done = st[2] >= st[1];
+      if (!args_.quiet && (done || now - last_print >= (tty ? std::chrono::milliseconds(200) : std::chrono::seconds(2)))) {
+        std::fprintf(stderr, "%s[bench] %s: %llu/%llu pods scheduled, %.0f pods/s%s", tty ? "\r" : "",
+                     wl_.name.c_str(), static_cast<unsigned long long>(st[2]), static_cast<unsigned long long>(st[1]),
+                     rate, tty && !done ? "   " : "\n");
+        last_print = now;
+      }
+      if (done) return true;
+      if (now - last_change > std::chrono::seconds(args_.stall_timeout_s)) {
+        std::fprintf(stderr, "%s[bench] %s: no pod bound for %u s; %llu awaited pods left unscheduled\n",
+                     tty ? "\n" : "", wl_.name.c_str(), args_.stall_timeout_s,
+                     static_cast<unsigned long long>(st[1] - st[2]));
+        return false;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+  }
+
+  int collect(caf::actor_system& sys, caf::scoped_actor& self, const scheduler_instance& sched) {
+    int rc = 0;
+    auto fail = [&](caf::error& e) { rc = 1, std::cerr << "error: " << sys.render(e) << "\n"; };
+    bind_log_ptr log;
+    self->request(watcher_, caf::infinite, list_atom::value).receive([&](bind_log_ptr& l) { log = l; }, fail);
+    std::vector<pod_info_ptr> pods;
+    self->request(cluster_, caf::infinite, list_atom::value).receive([&](std::vector<pod_info_ptr>& p) { pods = std::move(p); }, fail);
+    std::vector<cluster_event_record> events;
+    self->request(cluster_, caf::infinite, list_atom::value, cluster_event_record{})
+      .receive([&](std::vector<cluster_event_record>& e) { events = std::move(e); }, fail);
+    std::vector<pod_outcome> outcomes;
+    self->request(sched.wiring->recorder, caf::infinite, outcomes_atom::value)
+      .receive([&](std::vector<pod_outcome>& o) { outcomes = std::move(o); }, fail);
+    cluster_stats cs;
+    self->request(cluster_, caf::infinite, stats_atom::value).receive([&](cluster_stats& s) { cs = s; }, fail);
+    if (rc != 0) return rc;
+
+    r_.workload = wl_.name;
+    r_.workload_file = wl_.file;
+    r_.threshold = wl_.threshold;
+    r_.nodes = nodes_.size();
+    r_.init_pods = init_.size();
+    r_.measured_pods = measured_.size();
+    r_.threads = cfg_.runtime.threads;
+    r_.workers = cfg_.runtime.workers;
+    r_.binders = cfg_.runtime.binders;
+    r_.pipeline_depth = cfg_.runtime.pipeline_depth;
+    r_.batching = cfg_.runtime.batching;
+    r_.window_seconds = args_.window_ms / 1000.0;
+
+    std::vector<int64_t> bound;
+    std::vector<double> lat;
+    int64_t last = measure_start_;
+    for (auto& p : measured_) {
+      auto it = log->bound_at.find(p->uid);
+      if (it == log->bound_at.end()) continue;
+      bound.push_back(it->second);
+      last = std::max(last, it->second);
+      lat.push_back(static_cast<double>(it->second - created_at_[p->uid]) / 1e6);
+    }
+    r_.scheduled = bound.size();
+    r_.throughput_windows = throughput_windows(bound, measure_start_, static_cast<int64_t>(args_.window_ms) * 1000000);
+    std::vector<double> tw = r_.throughput_windows;
+    r_.throughput = summarize(tw);
+    r_.measured_seconds = static_cast<double>(last - measure_start_) / 1e9;
+    r_.overall_pods_per_second = r_.measured_seconds > 0 ? static_cast<double>(bound.size()) / r_.measured_seconds : 0;
+    r_.latencies_ms = lat;
+    r_.latency_ms = summarize(r_.latencies_ms);
+
+    std::unordered_map<std::string, const pod_outcome*> outcome_of;
+    for (auto& o : outcomes) {
+      outcome_of[o.uid] = &o;
+      r_.attempts += static_cast<uint64_t>(o.attempts);
+    }
+    for (auto& e : events) {
+      if (e.reason == "Scheduled") r_.events_scheduled++;
+      else if (e.reason == "FailedScheduling") r_.events_failed_scheduling++;
+      else if (e.reason == "Preempted") r_.preempted++;
+    }
+    // Where the init pods ended up (the raw loop starts from there).
+    std::unordered_set<std::string> measured_uids;
+    for (auto& p : measured_) measured_uids.insert(p->uid);
+    for (auto& p : pods)
+      if (!p->node_name.empty() && !measured_uids.count(p->uid)) init_bound_.push_back(p);
+
+    // Invariants: placement, double binds, and no lost pod (a measured pod that is neither bound
+    // nor deleted must have been reported with a reason).
+    invariant_options io;
+    io.check_spread = check_spread_ && r_.preempted == 0;
+    auto inv = check_placement(nodes_, pods, objects_.get(), io);
+    r_.invariant_checks = inv.checks;
+    r_.violations = std::move(inv.violations);
+    for (auto& d : log->double_binds) r_.violations.push_back("double bind: " + d);
+    r_.invariant_checks += 1;
+    if (cs.bind_conflicts) r_.violations.push_back(std::to_string(cs.bind_conflicts) + " binding(s) of an already bound pod");
+    std::unordered_map<std::string, const pod_info*> live;
+    for (auto& p : pods) live[p->uid] = p.get();
+    for (auto& p : measured_) {
+      ++r_.invariant_checks;
+      auto it = live.find(p->uid);
+      if (it == live.end()) continue;  // deleted (preempted)
+      if (!it->second->node_name.empty()) continue;
+      r_.unschedulable++;
+      auto o = outcome_of.find(p->uid);
+      if (o == outcome_of.end() || o->second->message.empty())
+        r_.violations.push_back("lost pod: " + p->key() + " is neither bound nor reported with a reason");
+    }
+    if (stalled_ && r_.unschedulable == 0) r_.unschedulable = measured_.size() - r_.scheduled;
+    return 0;
+  }
+
+  const bench_args& args_;
+  workload wl_;
+  scheduler_config cfg_;
+  bench_clock::time_point origin_;
+  cluster_actor cluster_;
+  bench_watcher_actor watcher_;
+  std::vector<caf::actor> churners_;
+  std::vector<node_info_ptr> nodes_;
+  std::vector<pod_info_ptr> init_, measured_, init_bound_;
+  std::unordered_map<std::string, int64_t> created_at_;
+  cluster_objects_ptr objects_;
+  size_t pod_counter_ = 0;
+  int64_t measure_start_ = -1;
+  bool stalled_ = false;
+  bool check_spread_ = true;
+  bench_result r_;
+};
+
+}  // namespace
+
+int run_bench(const bench_args& args) {
+  if (args.output != "json" && args.output != "table") {
+    std::cerr << "error: --output: must be json or table, got \"" << args.output << "\"\n";
+    return 2;
+  }
+  auto cfg = fw::load_scheduler_config(args.config, fw::in_tree_registry());
+  if (!cfg) {
+    std::cerr << "error: " << cfg.err().message << "\n";
+    return 2;
+  }
+  for (auto& w : cfg->warnings) std::cerr << "warning: " << w << "\n";
+  if (args.batching == "on") cfg->runtime.batching = true;
+  else if (args.batching == "off") cfg->runtime.batching = false;
+  else if (!args.batching.empty()) {
+    std::cerr << "error: --batching: must be on or off, got \"" << args.batching << "\"\n";
+    return 2;
+  }
+  workload wl;
+  if (args.workload.empty()) {
+    wl = default_workload();
+  } else {
+    auto w = load_workload(args.workload);
+    if (!w) {
+      std::cerr << "error: " << w.err().message << "\n";
+      return 2;
+    }
+    wl = std::move(*w);
+  }
+  return bench_run(args, std::move(wl), std::move(*cfg)).run();
+}
+
+}  // namespace kas

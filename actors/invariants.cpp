@@ -1,0 +1,192 @@
+#include "actors/invariants.hpp"
+
+#include <limits>
+#include <map>
+#include <set>
+#include <unordered_map>
+
+namespace kas {
+
+namespace {
+
+bool tolerates_all(const pod_info& p, const node_info& n) {
+  for (auto& t : n.taints) {
+    if (t.effect != taint_effect::no_schedule && t.effect != taint_effect::no_execute) continue;
+    bool ok = false;
+    for (auto& tol : p.tolerations) ok |= tol.tolerates(t);
+    if (!ok) return false;
+  }
+  return true;
+}
+
+bool selector_matches(const pod_info& p, const node_info& n) {
+  for (auto& [k, v] : p.node_selector.entries()) {
+    auto* got = n.labels.get(k);
+    if (!got || *got != v) return false;
+  }
+  return !p.required_node_affinity || p.required_node_affinity->matches(n.labels, n.name);
+}
+
+struct placed {
+  const pod_info* pod;
+  const node_info* node;
+};
+
+class checker {
+public:
+  checker(const std::vector<node_info_ptr>& nodes, const std::vector<pod_info_ptr>& pods, const cluster_objects* objs,
+          invariant_options opts)
+      : objs_(objs), opts_(opts) {
+    for (auto& n : nodes) by_name_[n->name] = n.get();
+    for (auto& p : pods) {
+      if (p->node_name.empty()) continue;
+      auto it = by_name_.find(p->node_name);
+      if (it == by_name_.end()) {
+        violation(p->key() + " is bound to unknown node " + p->node_name);
+        continue;
+      }
+      placed_.push_back({p.get(), it->second});
+    }
+  }
+
+  invariant_report run() {
+    resources_and_ports();
+    node_constraints();
+    inter_pod();
+    if (opts_.check_spread) spread();
+    return std::move(rep_);
+  }
+
+private:
+  void violation(std::string s) { rep_.violations.push_back(std::move(s)); }
+  bool check(bool ok) {
+    ++rep_.checks;
+    return ok;
+  }
+  const label_map* ns_labels(const std::string& ns) const { return objs_ ? objs_->namespace_labels_of(ns) : nullptr; }
+
+  void resources_and_ports() {
+    struct usage {
+      int64_t cpu = 0, mem = 0, count = 0;
+      std::set<std::pair<std::string, int32_t>> ports;
+    };
+    std::unordered_map<const node_info*, usage> used;
+    for (auto& pl : placed_) {
+      auto& u = used[pl.node];
+      u.cpu += pl.pod->requests.milli_cpu;
+      u.mem += pl.pod->requests.memory;
+      u.count++;
+      for (auto& hp : pl.pod->host_ports)
+        if (!check(u.ports.insert({hp.protocol, hp.port}).second))
+          violation("host port " + std::to_string(hp.port) + " used twice on " + pl.node->name + " (" + pl.pod->key() + ")");
+    }
+    for (auto& [node, u] : used) {
+      const auto& a = node->allocatable;
+      if (!check(u.cpu <= a.milli_cpu))
+        violation(node->name + " cpu overcommitted: " + std::to_string(u.cpu) + "m > " + std::to_string(a.milli_cpu) + "m");
+      if (!check(u.mem <= a.memory)) violation(node->name + " memory overcommitted");
+      if (!check(u.count <= a.allowed_pod_number)) violation(node->name + " pod count overcommitted");
+    }
+  }
+
+  void node_constraints() {
+    for (auto& pl : placed_) {
+      if (!check(selector_matches(*pl.pod, *pl.node)))
+        violation(pl.pod->key() + " violates its node selector/affinity on " + pl.node->name);
+      if (!check(tolerates_all(*pl.pod, *pl.node)))
+        violation(pl.pod->key() + " does not tolerate a taint of " + pl.node->name);
+    }
+  }
+
+  // Pods per (topology key, value), built on demand per key.
+  const std::unordered_map<std::string, std::vector<const pod_info*>>& domains(const std::string& key) {
+    auto it = domains_.find(key);
+    if (it != domains_.end()) return it->second;
+    auto& m = domains_[key];
+    for (auto& pl : placed_)
+      if (auto* v = pl.node->labels.get(key)) m[*v].push_back(pl.pod);
+    return m;
+  }
+
+  void inter_pod() {
+    for (auto& pl : placed_) {
+      const pod_info& p = *pl.pod;
+      for (auto& t : p.required_anti_affinity) {
+        auto* v = pl.node->labels.get(t.topology_key);
+        if (!v) continue;
+        auto& d = domains(t.topology_key);
+        auto it = d.find(*v);
+        if (it == d.end()) continue;
+        for (auto* q : it->second) {
+          if (q == &p) continue;
+          if (!check(!t.matches(*q, ns_labels(q->ns))))
+            violation(p.key() + " on " + pl.node->name + " shares " + t.topology_key + "=" + *v + " with " + q->key() +
+                      ", which its required anti-affinity excludes");
+        }
+      }
+      for (auto& t : p.required_affinity) {
+        auto* v = pl.node->labels.get(t.topology_key);
+        bool ok = false;
+        if (v) {
+          auto& d = domains(t.topology_key);
+          auto it = d.find(*v);
+          if (it != d.end())
+            for (auto* q : it->second) ok |= t.matches(*q, ns_labels(q->ns));
+        }
+        if (!check(ok))
+          violation(p.key() + " on " + pl.node->name + ": no pod in its " + t.topology_key +
+                    " domain satisfies its required pod affinity");
+      }
+    }
+  }
+
+  void spread() {
+    // Pods made from one template share namespace, labels and constraints: check each shape once.
+    std::set<std::string> done;
+    for (auto& pl : placed_) {
+      const pod_info& p = *pl.pod;
+      for (size_t ci = 0; ci < p.spread_constraints.size(); ++ci) {
+        const auto& c = p.spread_constraints[ci];
+        if (!c.do_not_schedule) continue;
+        std::string shape = p.ns + "\n" + std::to_string(ci) + "\n";
+        for (auto& [k, v] : p.labels.entries()) shape += k + "=" + v + ",";
+        if (!done.insert(shape).second) continue;
+        std::map<std::string, int64_t> count;
+        for (auto& [name, node] : by_name_) {
+          auto* v = node->labels.get(c.topology_key);
+          if (!v) continue;
+          if (c.node_affinity_policy == node_inclusion_policy::honor && !selector_matches(p, *node)) continue;
+          count.emplace(*v, 0);
+        }
+        for (auto& q : placed_) {
+          if (q.pod->ns != p.ns || !c.selector.matches(q.pod->labels)) continue;
+          auto* v = q.node->labels.get(c.topology_key);
+          if (v && count.count(*v)) count[*v]++;
+        }
+        if (count.empty()) continue;
+        int64_t lo = std::numeric_limits<int64_t>::max(), hi = 0;
+        for (auto& [v, n] : count) lo = std::min(lo, n), hi = std::max(hi, n);
+        if (static_cast<int32_t>(count.size()) < c.min_domains) lo = 0;
+        if (!check(hi - lo <= c.max_skew))
+          violation("topology spread of " + p.ns + " pods like " + p.name + " over " + c.topology_key + ": skew " +
+                    std::to_string(hi - lo) + " > maxSkew " + std::to_string(c.max_skew));
+      }
+    }
+  }
+
+  const cluster_objects* objs_;
+  invariant_options opts_;
+  invariant_report rep_;
+  std::unordered_map<std::string, const node_info*> by_name_;
+  std::vector<placed> placed_;
+  std::unordered_map<std::string, std::unordered_map<std::string, std::vector<const pod_info*>>> domains_;
+};
+
+}  // namespace
+
+invariant_report check_placement(const std::vector<node_info_ptr>& nodes, const std::vector<pod_info_ptr>& pods,
+                                 const cluster_objects* objects, const invariant_options& opts) {
+  return checker(nodes, pods, objects, opts).run();
+}
+
+}  // namespace kas

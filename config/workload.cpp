@@ -1,0 +1,472 @@
+#include "config/workload.hpp"
+
+#include <filesystem>
+#include <set>
+
+#include <yaml-cpp/yaml.h>
+
+#include "config/cluster_manifests.hpp"
+#include "config/manifest_objects.hpp"
+#include "messages/codec.hpp"
+
+namespace kas {
+
+namespace {
+
+error fail(const std::string& where, const std::string& what) { return error{where + ": " + what}; }
+
+// "file:" + key -> "file: key"; "file: ops[1]" + key -> "file: ops[1].key".
+std::string join(const std::string& where, const std::string& key) {
+  return !where.empty() && where.back() == ':' ? where + " " + key : where + "." + key;
+}
+
+const char* type_name(const YAML::Node& n) {
+  switch (n.Type()) {
+    case YAML::NodeType::Map: return "a mapping";
+    case YAML::NodeType::Sequence: return "a list";
+    case YAML::NodeType::Scalar: return "a scalar";
+    default: return "null";
+  }
+}
+
+status_or_error only_keys(const YAML::Node& m, const std::string& where, const std::set<std::string>& allowed) {
+  for (auto it = m.begin(); it != m.end(); ++it) {
+    std::string k = it->first.as<std::string>();
+    if (!allowed.count(k)) return fail(join(where, k), "unknown field");
+  }
+  return ok_t{};
+}
+
+result<std::string> get_string(const YAML::Node& m, const char* key, const std::string& where, bool required) {
+  YAML::Node v = m[key];
+  if (!v || v.IsNull()) {
+    if (required) return fail(join(where, key), "required field is missing");
+    return std::string{};
+  }
+  if (!v.IsScalar()) return fail(join(where, key), std::string("expected a string, got ") + type_name(v));
+  return v.as<std::string>();
+}
+
+result<int64_t> get_int(const YAML::Node& m, const char* key, const std::string& where, int64_t dflt, int64_t min,
+                        int64_t max) {
+  YAML::Node v = m[key];
+  if (!v || v.IsNull()) return dflt;
+  int64_t x = 0;
+  if (!v.IsScalar() || !YAML::convert<int64_t>::decode(v, x))
+    return fail(join(where, key), "expected an integer, got " + (v.IsScalar() ? "\"" + v.Scalar() + "\"" : type_name(v)));
+  if (x < min || x > max)
+    return fail(join(where, key), "must be between " + std::to_string(min) + " and " + std::to_string(max) +
+                                     ", got " + std::to_string(x));
+  return x;
+}
+
+result<bool> get_bool(const YAML::Node& m, const char* key, const std::string& where) {
+  YAML::Node v = m[key];
+  if (!v || v.IsNull()) return false;
+  bool b = false;
+  if (!v.IsScalar() || !YAML::convert<bool>::decode(v, b))
+    return fail(join(where, key), "expected true or false, got " + (v.IsScalar() ? "\"" + v.Scalar() + "\"" : type_name(v)));
+  return b;
+}
+
+std::string prefix_of(const k8s::meta::ObjectMeta& m, const char* fallback) {
+  if (!m.generate_name().empty()) return m.generate_name();
+  if (!m.name().empty()) return m.name() + "-";
+  return fallback;
+}
+
+// Refuses templates that need plugins this scheduler does not implement: running them would
+// schedule pods as if their volumes or devices did not exist.
+status_or_error check_supported(const k8s::core::Pod& p, const std::string& where) {
+  for (int i = 0; i < p.spec().volumes_size(); ++i) {
+    const auto& src = p.spec().volumes(i).volume_source();
+    if (src.has_persistent_volume_claim() || src.has_ephemeral() || src.has_csi() || src.has_gce_persistent_disk() ||
+        src.has_aws_elastic_block_store())
+      return fail(where + ": spec.volumes[" + std::to_string(i) + "]",
+                  "this workload needs the volume plugins (VolumeBinding, VolumeRestrictions, NodeVolumeLimits, "
+                  "VolumeZone), which kube-actor-scheduler does not implement yet");
+  }
+  return ok_t{};
+}
+
+class workload_loader {
+public:
+  explicit workload_loader(std::string path) : path_(std::move(path)) {
+    dir_ = std::filesystem::path(path_).parent_path();
+  }
+
+  result<workload> load() {
+    YAML::Node root;
+    try {
+      root = YAML::LoadFile(path_);
+    } catch (const YAML::BadFile&) {
+      return error{path_ + ": cannot read the file"};
+    } catch (const YAML::ParserException& e) {
+      return error{path_ + ": line " + std::to_string(e.mark.line + 1) + ": invalid YAML: " + e.msg};
+    }
+    try {
+      return parse(root);
+    } catch (const YAML::Exception& e) {
+      return error{path_ + ": " + e.what()};
+    }
+  }
+
+private:
+  result<workload> parse(const YAML::Node& root) {
+    if (!root.IsMap()) return fail(path_, std::string("expected a workload (a mapping), got ") + type_name(root));
+    const std::string top = path_ + ":";
+    if (auto s = only_keys(root, top, {"name", "description", "threshold", "ops"}); !s) return s.err();
+    workload w;
+    w.file = path_;
+    auto name = get_string(root, "name", top, true);
+    if (!name) return name.err();
+    w.name = *name;
+    auto desc = get_string(root, "description", top, false);
+    if (!desc) return desc.err();
+    w.description = *desc;
+    if (YAML::Node t = root["threshold"]; t && !t.IsNull()) {
+      if (!t.IsScalar() || !YAML::convert<double>::decode(t, w.threshold) || w.threshold < 0)
+        return error{path_ + ": threshold: expected a non-negative number"};
+    }
+    YAML::Node ops = root["ops"];
+    if (!ops || !ops.IsSequence() || ops.size() == 0)
+      return error{path_ + ": ops: expected a non-empty list of ops"};
+    for (size_t i = 0; i < ops.size(); ++i) {
+      auto op = parse_op(ops[i], i);
+      if (!op) return op.err();
+      w.ops.push_back(std::move(*op));
+    }
+    if (w.measured_pod_count() == 0) return error{path_ + ": ops: no createPods op has collectMetrics: true"};
+    return w;
+  }
+
+  std::string resolve(const std::string& rel) const {
+    std::filesystem::path p(rel);
+    return p.is_absolute() ? rel : (dir_ / p).string();
+  }
+
+  result<cluster_manifests> load_template(const std::string& rel, const std::string& where) {
+    auto m = load_manifests({resolve(rel)});
+    if (!m) return fail(where, m.err().message);
+    return std::move(*m);
+  }
+
+  result<std::shared_ptr<const node_template>> node_tmpl(const std::string& rel, const std::string& where,
+                                                         std::vector<node_label_strategy> labels) {
+    auto m = load_template(rel, where);
+    if (!m) return m.err();
+    if (m->nodes.size() != 1 || !m->pods.empty())
+      return fail(where, resolve(rel) + ": a node template must hold exactly one Node");
+    auto t = std::make_shared<node_template>();
+    t->proto = m->nodes.front().first;
+    t->name_prefix = prefix_of(t->proto->metadata(), "node-");
+    t->labels = std::move(labels);
+    if (auto n = make_node(*t, 0); !n) return fail(where, resolve(rel) + ": " + n.err().message);
+    return std::shared_ptr<const node_template>(t);
+  }
+
+  result<std::shared_ptr<const pod_template>> pod_tmpl(const std::string& rel, const std::string& where,
+                                                       const std::string& ns) {
+    auto m = load_template(rel, where);
+    if (!m) return m.err();
+    if (m->pods.size() != 1 || !m->nodes.empty())
+      return fail(where, resolve(rel) + ": a pod template must hold exactly one Pod");
+    auto pod = std::make_shared<k8s::core::Pod>(*m->pods.front().first);
+    if (auto s = check_supported(*pod, resolve(rel)); !s) return fail(where, s.err().message);
+    if (!pod->spec().node_name().empty())
+      return fail(where, resolve(rel) + ": spec.nodeName: a pod template must not be bound to a node");
+    auto* meta = pod->mutable_metadata();
+    std::string prefix = prefix_of(*meta, "pod-");
+    meta->set_namespace_(ns);
+    if (meta->name().empty()) meta->set_name(prefix + "template");
+    // Compile together with every PriorityClass created so far, so priority admission applies.
+    cluster_manifests one = created_;
+    one.pods.clear();
+    one.nodes.clear();
+    manifest_origin o = m->pods.front().second;
+    o.ns = ns;
+    one.pods.emplace_back(pod, o);
+    auto in = compile_cluster(one);
+    if (!in) return fail(where, in.err().message);
+    if (in->pending_pods.size() != 1) return fail(where, resolve(rel) + ": the pod template is terminal");
+    auto t = std::make_shared<pod_template>();
+    t->compiled = in->pending_pods.front();
+    t->name_prefix = prefix;
+    return std::shared_ptr<const pod_template>(t);
+  }
+
+  result<std::vector<node_label_strategy>> label_strategies(const YAML::Node& op, const std::string& where) {
+    std::vector<node_label_strategy> out;
+    if (YAML::Node s = op["labelNodePrepareStrategy"]; s && !s.IsNull()) {
+      std::string w = where + ".labelNodePrepareStrategy";
+      if (!s.IsMap()) return fail(w, std::string("expected a mapping, got ") + type_name(s));
+      if (auto k = only_keys(s, w, {"labelKey", "labelValues"}); !k) return k.err();
+      node_label_strategy st;
+      auto key = get_string(s, "labelKey", w, true);
+      if (!key) return key.err();
+      st.key = *key;
+      YAML::Node vals = s["labelValues"];
+      if (!vals || !vals.IsSequence() || vals.size() == 0)
+        return fail(w + ".labelValues", "expected a non-empty list of strings");
+      for (auto v : vals) st.values.push_back(v.as<std::string>());
+      out.push_back(std::move(st));
+    }
+    if (YAML::Node s = op["uniqueNodeLabelStrategy"]; s && !s.IsNull()) {
+      std::string w = where + ".uniqueNodeLabelStrategy";
+      if (!s.IsMap()) return fail(w, std::string("expected a mapping, got ") + type_name(s));
+      if (auto k = only_keys(s, w, {"labelKey"}); !k) return k.err();
+      node_label_strategy st;
+      auto key = get_string(s, "labelKey", w, true);
+      if (!key) return key.err();
+      st.key = *key;
+      st.unique = true;
+      out.push_back(std::move(st));
+    }
+    return out;
+  }
+
+  result<workload_op> parse_op(const YAML::Node& n, size_t i) {
+    std::string where = path_ + ": ops[" + std::to_string(i) + "]";
+    if (!n.IsMap()) return fail(where, std::string("expected an op (a mapping), got ") + type_name(n));
+    workload_op op;
+    op.where = where;
+    auto code = get_string(n, "opcode", where, true);
+    if (!code) return code.err();
+    if (*code == "createNodes") {
+      if (auto s = only_keys(n, where, {"opcode", "count", "nodeTemplatePath", "labelNodePrepareStrategy",
+                                        "uniqueNodeLabelStrategy"});
+          !s)
+        return s.err();
+      op.opcode = workload_opcode::create_nodes;
+      auto count = get_int(n, "count", where, -1, 1, 1000000);
+      if (!count) return count.err();
+      if (*count < 0) return fail(where + ".count", "required field is missing");
+      op.count = static_cast<size_t>(*count);
+      auto tp = get_string(n, "nodeTemplatePath", where, true);
+      if (!tp) return tp.err();
+      auto labels = label_strategies(n, where);
+      if (!labels) return labels.err();
+      auto t = node_tmpl(*tp, where + ".nodeTemplatePath", std::move(*labels));
+      if (!t) return t.err();
+      op.nodes = *t;
+    } else if (*code == "createPods") {
+      if (auto s = only_keys(n, where, {"opcode", "count", "podTemplatePath", "namespace", "collectMetrics",
+                                        "skipWaitToCompletion"});
+          !s)
+        return s.err();
+      op.opcode = workload_opcode::create_pods;
+      auto count = get_int(n, "count", where, -1, 1, 10000000);
+      if (!count) return count.err();
+      if (*count < 0) return fail(where + ".count", "required field is missing");
+      op.count = static_cast<size_t>(*count);
+      auto ns = get_string(n, "namespace", where, false);
+      if (!ns) return ns.err();
+      std::string nsv = ns->empty() ? "namespace-" + std::to_string(i) : *ns;
+      auto tp = get_string(n, "podTemplatePath", where, true);
+      if (!tp) return tp.err();
+      auto t = pod_tmpl(*tp, where + ".podTemplatePath", nsv);
+      if (!t) return t.err();
+      op.pods = *t;
+      auto cm = get_bool(n, "collectMetrics", where);
+      if (!cm) return cm.err();
+      op.collect_metrics = *cm;
+      auto sw = get_bool(n, "skipWaitToCompletion", where);
+      if (!sw) return sw.err();
+      op.skip_wait = *sw;
+    } else if (*code == "createAny") {
+      if (auto s = only_keys(n, where, {"opcode", "templatePath"}); !s) return s.err();
+      op.opcode = workload_opcode::create_any;
+      auto tp = get_string(n, "templatePath", where, true);
+      if (!tp) return tp.err();
+      auto m = load_template(*tp, where + ".templatePath");
+      if (!m) return m.err();
+      if (!m->nodes.empty() || !m->pods.empty())
+        return fail(where + ".templatePath", "createAny takes objects other than Nodes and Pods (use createNodes / createPods)");
+      auto append = [](auto& to, const auto& from) { to.insert(to.end(), from.begin(), from.end()); };
+      append(created_.priority_classes, m->priority_classes);
+      append(created_.namespaces, m->namespaces);
+      append(created_.pdbs, m->pdbs);
+      append(created_.workloads, m->workloads);
+      auto in = compile_cluster(created_);
+      if (!in) return fail(where + ".templatePath", in.err().message);
+      op.objects = in->objects;
+    } else if (*code == "churn") {
+      if (auto s = only_keys(n, where, {"opcode", "mode", "number", "intervalMilliseconds", "templatePaths"}); !s)
+        return s.err();
+      op.opcode = workload_opcode::churn;
+      auto mode = get_string(n, "mode", where, true);
+      if (!mode) return mode.err();
+      if (*mode != "recreate" && *mode != "create")
+        return fail(where + ".mode", "must be recreate or create, got \"" + *mode + "\"");
+      op.churn_recreate = *mode == "recreate";
+      auto num = get_int(n, "number", where, 1, 1, 100000);
+      if (!num) return num.err();
+      op.churn_number = static_cast<size_t>(*num);
+      auto iv = get_int(n, "intervalMilliseconds", where, 500, 1, 3600000);
+      if (!iv) return iv.err();
+      op.churn_interval_ms = static_cast<uint32_t>(*iv);
+      YAML::Node tps = n["templatePaths"];
+      if (!tps || !tps.IsSequence() || tps.size() == 0)
+        return fail(where + ".templatePaths", "expected a non-empty list of template paths");
+      for (size_t k = 0; k < tps.size(); ++k) {
+        std::string w = where + ".templatePaths[" + std::to_string(k) + "]";
+        std::string rel = tps[k].as<std::string>();
+        auto m = load_template(rel, w);
+        if (!m) return m.err();
+        if (m->nodes.size() == 1 && m->pods.empty()) {
+          auto t = node_tmpl(rel, w, {});
+          if (!t) return t.err();
+          op.churn_nodes.push_back(*t);
+        } else if (m->pods.size() == 1 && m->nodes.empty()) {
+          auto t = pod_tmpl(rel, w, "namespace-" + std::to_string(i));
+          if (!t) return t.err();
+          op.churn_pods.push_back(*t);
+        } else if (m->nodes.empty() && m->pods.empty()) {
+          // Services and other objects: churning them changes nothing the scheduler's plugins
+          // read per pod beyond the selector lists, which the workload's createAny ops cover.
+        } else {
+          return fail(w, "a churn template must hold exactly one Node or one Pod");
+        }
+      }
+    } else if (*code == "barrier") {
+      if (auto s = only_keys(n, where, {"opcode"}); !s) return s.err();
+      op.opcode = workload_opcode::barrier;
+    } else {
+      return fail(where + ".opcode", "unknown opcode \"" + *code +
+                                       "\" (known: createNodes, createPods, createAny, churn, barrier)");
+    }
+    return op;
+  }
+
+  std::string path_;
+  std::filesystem::path dir_;
+  cluster_manifests created_;  // every createAny object so far
+};
+
+// A small integer hash, so label values spread evenly but are the same in every run.
+uint64_t mix(uint64_t x) {
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdULL;
+  x ^= x >> 33;
+  x *= 0xc4ceb9fe1a85ec53ULL;
+  x ^= x >> 33;
+  return x;
+}
+
+}  // namespace
+
+size_t workload::node_count() const {
+  size_t n = 0;
+  for (auto& op : ops)
+    if (op.opcode == workload_opcode::create_nodes) n += op.count;
+  return n;
+}
+
+size_t workload::measured_pod_count() const {
+  size_t n = 0;
+  for (auto& op : ops)
+    if (op.opcode == workload_opcode::create_pods && op.collect_metrics) n += op.count;
+  return n;
+}
+
+size_t workload::init_pod_count() const {
+  size_t n = 0;
+  for (auto& op : ops)
+    if (op.opcode == workload_opcode::create_pods && !op.collect_metrics) n += op.count;
+  return n;
+}
+
+result<std::shared_ptr<node_info>> make_node(const node_template& t, size_t i) {
+  auto node = std::make_shared<k8s::core::Node>(*t.proto);
+  auto* meta = node->mutable_metadata();
+  std::string name = t.name_prefix + std::to_string(i);
+  meta->set_name(name);
+  meta->clear_generate_name();
+  auto* labels = meta->mutable_labels();
+  for (auto& s : t.labels) {
+    if (s.unique) (*labels)[s.key] = name;
+    else (*labels)[s.key] = s.values[mix(i) % s.values.size()];
+  }
+  return compile_node(std::move(node));
+}
+
+pod_info_ptr make_pod(const pod_template& t, size_t i) {
+  auto p = std::make_shared<pod_info>(*t.compiled);
+  p->name = t.name_prefix + std::to_string(i);
+  p->uid = p->ns + "/" + p->name;
+  return p;
+}
+
+result<workload> load_workload(const std::string& path) { return workload_loader(path).load(); }
+
+workload default_workload() {
+  // scheduler_perf's node-default.yaml and pod-default.yaml.
+  static const char* node_yaml = R"(
+apiVersion: v1
+kind: Node
+metadata:
+  generateName: scheduler-perf-
+spec: {}
+status:
+  capacity: {pods: "110", cpu: "4", memory: 32Gi}
+  conditions:
+  - {status: "True", type: Ready}
+  phase: Running
+)";
+  static const char* pod_yaml = R"(
+apiVersion: v1
+kind: Pod
+metadata:
+  generateName: pod-
+spec:
+  containers:
+  - image: registry.k8s.io/pause:3.10
+    name: pause
+    ports:
+    - containerPort: 80
+    resources:
+      limits: {cpu: 100m, memory: 500Mi}
+      requests: {cpu: 100m, memory: 500Mi}
+)";
+  auto node = std::make_shared<k8s::core::Node>();
+  auto pod = std::make_shared<k8s::core::Pod>();
+  auto sn = codec::decode_node(YAML::Load(node_yaml), *node);
+  auto sp = codec::decode_node(YAML::Load(pod_yaml), *pod);
+  if (!sn || !sp) return {};
+  auto nt = std::make_shared<node_template>();
+  nt->proto = node;
+  nt->name_prefix = "scheduler-perf-";
+  auto make_pods = [&](const std::string& ns) {
+    auto p = std::make_shared<k8s::core::Pod>(*pod);
+    p->mutable_metadata()->set_namespace_(ns);
+    p->mutable_metadata()->set_name("pod-template");
+    auto c = compile_pod(p);
+    auto t = std::make_shared<pod_template>();
+    t->compiled = c ? *c : nullptr;
+    t->name_prefix = "pod-";
+    return std::shared_ptr<const pod_template>(t);
+  };
+  workload w;
+  w.name = "SchedulingBasic";
+  w.description = "5000 nodes, 1000 init pods, 10000 measured pods (scheduler_perf SchedulingBasic/5000Nodes_10000Pods)";
+  w.threshold = 680;
+  workload_op nodes;
+  nodes.opcode = workload_opcode::create_nodes;
+  nodes.where = "SchedulingBasic: ops[0]";
+  nodes.count = 5000;
+  nodes.nodes = nt;
+  workload_op init;
+  init.opcode = workload_opcode::create_pods;
+  init.where = "SchedulingBasic: ops[1]";
+  init.count = 1000;
+  init.pods = make_pods("namespace-1");
+  workload_op measured = init;
+  measured.where = "SchedulingBasic: ops[2]";
+  measured.count = 10000;
+  measured.pods = make_pods("namespace-2");
+  measured.collect_metrics = true;
+  w.ops = {nodes, init, measured};
+  return w;
+}
+
+}  // namespace kas

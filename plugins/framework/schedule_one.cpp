@@ -1,0 +1,131 @@
+#include "plugins/framework/schedule_one.hpp"
+
+#include <algorithm>
+
+namespace kas::fw {
+
+void candidate_order(const snapshot& snap, const pre_filter_result& pr, size_t start, std::vector<uint32_t>& order,
+                     node_to_status& statuses) {
+  size_t n = snap.size();
+  order.clear();
+  if (pr.all_nodes()) {
+    order.resize(n);
+    size_t s = n ? start % n : 0;
+    for (size_t i = 0; i < n; ++i) order[i] = static_cast<uint32_t>((s + i) % n);
+    return;
+  }
+  std::vector<uint32_t> named;
+  named.reserve(pr.node_names->size());
+  for (auto& name : *pr.node_names) {
+    long idx = snap.index_of(name);
+    if (idx >= 0) named.push_back(static_cast<uint32_t>(idx));
+  }
+  std::sort(named.begin(), named.end());
+  size_t s = named.empty() ? 0 : start % named.size();
+  order.reserve(named.size());
+  for (size_t i = 0; i < named.size(); ++i) order.push_back(named[(s + i) % named.size()]);
+  std::vector<std::string_view> plugins = pr.from_plugins;
+  std::sort(plugins.begin(), plugins.end());
+  std::string msg = "node(s) didn't satisfy plugin(s) [";
+  for (size_t i = 0; i < plugins.size(); ++i) msg += (i ? " " : "") + std::string(plugins[i]);
+  msg += "]";
+  // Named after the narrowing plugin, so the queue requeues the pod on that plugin's events.
+  statuses.absent = status(code::unschedulable_and_unresolvable, intern(msg));
+  if (!plugins.empty()) statuses.absent->with_plugin(pr.from_plugins.front());
+}
+
+size_t select_host(const std::vector<int64_t>& totals, std::mt19937_64& rng) {
+  size_t best = 0;
+  size_t ties = 1;
+  for (size_t i = 1; i < totals.size(); ++i) {
+    if (totals[i] > totals[best]) {
+      best = i;
+      ties = 1;
+    } else if (totals[i] == totals[best]) {
+      ++ties;
+      if (std::uniform_int_distribution<size_t>(0, ties - 1)(rng) == 0) best = i;
+    }
+  }
+  return best;
+}
+
+schedule_result schedule_one(const framework& fwk, cycle_state& state, const pod_info& pod, const snapshot& snap,
+                             size_t start, std::mt19937_64& rng) {
+  schedule_result out;
+  if (snap.size() == 0) {
+    out.result = status(code::unschedulable_and_unresolvable, "no nodes available to schedule pods");
+    return out;
+  }
+  pre_filter_result pr;
+  auto s = fwk.run_pre_filter(state, pod, snap, pr);
+  if (!s.is_success()) {
+    if (s.is_rejected()) {
+      out.statuses.absent = s;
+      out.pre_filter_message = s.message();
+    }
+    out.result = s;
+    return out;
+  }
+  thread_local std::vector<uint32_t> order;
+  candidate_order(snap, pr, start, order, out.statuses);
+  size_t want = static_cast<size_t>(
+    num_feasible_nodes_to_find(fwk.profile().percentage_of_nodes_to_score, static_cast<int64_t>(order.size())));
+  thread_local std::vector<const node_info*> feasible;
+  feasible.clear();
+  bool nominated = snap.has_nominated_pods();
+  for (uint32_t idx : order) {
+    if (feasible.size() >= want) break;
+    const node_info& node = snap.node(idx);
+    ++out.examined;
+    auto fs = nominated ? fwk.run_filter_with_nominated_pods(state, pod, node, snap) : fwk.run_filter(state, pod, node);
+    if (fs.is_success()) {
+      feasible.push_back(&node);
+    } else if (fs.get_code() == code::error) {
+      out.result = fs;
+      return out;
+    } else {
+      out.statuses.statuses.emplace(node.name, std::move(fs));
+    }
+  }
+  out.feasible = feasible.size();
+  if (feasible.empty()) {
+    out.result = status(code::unschedulable);
+    return out;
+  }
+  auto index_of = [&](const node_info* n) { return snap.index_of(n->name); };
+  if (feasible.size() == 1) {
+    out.node = index_of(feasible.front());
+    return out;
+  }
+  s = fwk.run_pre_score(state, pod, feasible);
+  if (!s.is_success()) {
+    out.result = status::error(s.message());
+    return out;
+  }
+  size_t k = fwk.score_plugin_count();
+  thread_local std::vector<int64_t> raw_flat;
+  raw_flat.assign(feasible.size() * k, 0);
+  for (size_t i = 0; i < feasible.size(); ++i) {
+    s = fwk.score_node(state, pod, *feasible[i], raw_flat.data() + i * k);
+    if (!s.is_success()) {
+      out.result = status::error(s.message());
+      return out;
+    }
+  }
+  std::vector<std::vector<node_score>> raw(k);
+  for (size_t p = 0; p < k; ++p) {
+    raw[p].resize(feasible.size());
+    for (size_t i = 0; i < feasible.size(); ++i) raw[p][i] = {feasible[i]->name, raw_flat[i * k + p]};
+  }
+  thread_local std::vector<int64_t> totals;
+  s = fwk.normalize_and_weigh(state, pod, raw, totals);
+  if (!s.is_success()) {
+    out.result = status::error(s.message());
+    return out;
+  }
+  if (k == 0) totals.assign(feasible.size(), 1);  // kube: with no score plugins every node scores 1
+  out.node = index_of(feasible[select_host(totals, rng)]);
+  return out;
+}
+
+}  // namespace kas::fw
