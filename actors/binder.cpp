@@ -9,6 +9,7 @@ namespace {
 struct binder_state {
   std::shared_ptr<const pipeline> wiring;
   size_t in_flight = 0;
+  std::unique_ptr<obs::actor_probe> probe;
   static inline const char* name = "binder";
 };
 
@@ -23,11 +24,13 @@ void bind_failed(self_ptr self, cycle_ctx& ctx, const fw::status& s) {
 
 }  // namespace
 
-binder_actor spawn_binder(caf::actor_system& sys, std::shared_ptr<const pipeline> wiring) {
-  return sys.spawn([wiring](self_ptr self) -> binder_actor::behavior_type {
+binder_actor spawn_binder(caf::actor_system& sys, std::shared_ptr<const pipeline> wiring, size_t index) {
+  return sys.spawn([wiring, index](self_ptr self) -> binder_actor::behavior_type {
     self->state.wiring = wiring;
+    self->state.probe = make_probe(*wiring, "binder-" + std::to_string(index));
     return {
       [=](bind_atom, const cycle_ctx_ptr& ctx) {
+        auto probe_scope = self->state.probe->begin(self->mailbox().size());
         auto& fwk = *ctx->fwk;
         auto s = fwk.run_pre_bind_pre_flight(ctx->state, *ctx->assumed, ctx->node);
         if (!s.is_success() && !s.is_skip()) return bind_failed(self, *ctx, s);
@@ -48,6 +51,7 @@ binder_actor spawn_binder(caf::actor_system& sys, std::shared_ptr<const pipeline
         self->state.in_flight++;
       },
       [=](result_atom, const cycle_ctx_ptr& ctx, const fw::status& s) {
+        auto probe_scope = self->state.probe->begin(self->mailbox().size());
         self->state.in_flight--;
         if (!s.is_success()) return bind_failed(self, *ctx, s);
         auto& p = *self->state.wiring;

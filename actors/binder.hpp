@@ -7,6 +7,7 @@
 
 namespace kas {
 
-binder_actor spawn_binder(caf::actor_system& sys, std::shared_ptr<const pipeline> wiring);
+// `index` names the instance in the actor metrics ("binder-<index>").
+binder_actor spawn_binder(caf::actor_system& sys, std::shared_ptr<const pipeline> wiring, size_t index = 0);
 
 }  // namespace kas

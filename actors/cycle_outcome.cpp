@@ -4,16 +4,29 @@
 
 namespace kas {
 
+namespace {
+
+std::chrono::steady_clock::duration since(std::chrono::steady_clock::time_point t) {
+  if (t == std::chrono::steady_clock::time_point{}) return std::chrono::steady_clock::duration(-1);
+  return std::chrono::steady_clock::now() - t;
+}
+
+}  // namespace
+
 void report_failure(caf::local_actor*, const pipeline& p, failure_report r) {
   const auto& pod = *r.pod->pod;
+  bool is_error = r.result.get_code() == fw::code::error;
+  // kube's handleSchedulingFailure: a rejected status is "unschedulable", anything else "error".
+  p.series->attempt(pod.scheduler_name, is_error ? attempt_result::error : attempt_result::unschedulable,
+                    since(r.started));
   pod_outcome o;
   o.ns = pod.ns;
   o.name = pod.name;
   o.uid = pod.uid;
-  o.status = r.result.get_code() == fw::code::error ? "Error" : "Unschedulable";
+  o.status = is_error ? "Error" : "Unschedulable";
   o.message = r.message;
   o.attempts = r.pod->attempts;
-  spdlog::debug("FailedScheduling {}/{}: {}", pod.ns, pod.name, r.message);
+  spdlog::debug("Unable to schedule pod; no fit; waiting pod=\"{}/{}\" err=\"{}\"", pod.ns, pod.name, r.message);
   caf::anon_send(p.recorder, record_atom::value, std::move(o));
   failure f;
   f.pod = r.pod;
@@ -35,11 +48,20 @@ void abort_reserved(caf::local_actor* self, const pipeline& p, cycle_ctx& ctx, c
   r.message = message;
   if (s.is_rejected() && !s.plugin().empty()) r.unschedulable_plugins.insert(s.plugin());
   r.cycle = ctx.cycle;
+  r.started = ctx.started;
   report_failure(self, p, std::move(r));
 }
 
 void report_scheduled(caf::local_actor*, const pipeline& p, const cycle_ctx& ctx) {
   const auto& pod = *ctx.assumed;
+  // kube's bindingCycle, after Bind: PodScheduled, PodSchedulingAttempts, PodSchedulingSLIDuration.
+  p.series->attempt(pod.scheduler_name, attempt_result::scheduled, since(ctx.started));
+  if (ctx.queued->initial_attempt_ns != 0) {
+    auto first = std::chrono::steady_clock::time_point(std::chrono::nanoseconds(ctx.queued->initial_attempt_ns));
+    p.series->pod_scheduled(ctx.queued->attempts, std::chrono::steady_clock::now() - first);
+  } else {
+    p.series->kube().pod_scheduling_attempts.observe(static_cast<double>(ctx.queued->attempts));
+  }
   pod_outcome o;
   o.ns = pod.ns;
   o.name = pod.name;
@@ -48,7 +70,7 @@ void report_scheduled(caf::local_actor*, const pipeline& p, const cycle_ctx& ctx
   o.status = "Scheduled";
   o.message = "Successfully assigned " + pod.ns + "/" + pod.name + " to " + ctx.node;
   o.attempts = ctx.queued->attempts;
-  spdlog::debug("Scheduled {}/{} on {}", pod.ns, pod.name, ctx.node);
+  spdlog::debug("Successfully bound pod to node pod=\"{}/{}\" node=\"{}\"", pod.ns, pod.name, ctx.node);
   caf::anon_send(p.recorder, record_atom::value, std::move(o));
   caf::anon_send(p.queue, done_atom::value, pod.uid);
 }

@@ -5,6 +5,9 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "actors/event_correlator.hpp"
+#include "observability/actor_probe.hpp"
+
 namespace kas {
 
 namespace {
@@ -15,17 +18,20 @@ struct node_agent_state {
   cluster_actor cluster;
   size_t shard = 0, shards = 1;
   std::unordered_set<std::string> running;  // uids already started
+  std::unique_ptr<obs::actor_probe> probe;
   static inline const char* name = "node_agent";
 };
 
 watcher_actor::behavior_type node_agent(watcher_actor::stateful_pointer<node_agent_state> self, cluster_actor cluster,
-                                        size_t shard, size_t shards) {
+                                        size_t shard, size_t shards, obs::metrics_registry* metrics) {
   self->state.cluster = cluster;
   self->state.shard = shard;
   self->state.shards = shards;
+  self->state.probe = std::make_unique<obs::actor_probe>(*metrics, "node_agent-" + std::to_string(shard));
   return {
     [=](event_atom, const cluster_change_ptr& ch) {
       auto& st = self->state;
+      auto probe_scope = st.probe->begin(self->mailbox().size());
       if (ch->type == cluster_event_type::pod_delete) {
         if (ch->old_pod) st.running.erase(ch->old_pod->uid);
         return;
@@ -56,6 +62,8 @@ struct cluster_state {
   cluster_objects_ptr objects = std::make_shared<const cluster_objects>();
   uint64_t rv = 0;
   size_t bound = 0, running = 0, conflicts = 0;
+  event_correlator correlator;
+  std::unique_ptr<obs::actor_probe> probe;
   static inline const char* name = "embedded_cluster";
 };
 
@@ -92,18 +100,30 @@ fw::status delete_pod(cluster_self self, const std::string& uid) {
   return fw::status::ok();
 }
 
+// Stores an Event through the correlator: a new Event, a count increment on a stored one, or nothing.
+void record_event(cluster_self self, const cluster_event_record& ev) {
+  auto& st = self->state;
+  auto v = st.correlator.correlate(ev, event_correlator::clock::now(), st.events.size());
+  if (v.what == event_correlator::verdict::create) st.events.push_back(std::move(v.event));
+  else if (v.what == event_correlator::verdict::update) st.events[v.index] = std::move(v.event);
+}
+
 }  // namespace
 
 cluster_actor spawn_embedded_cluster(caf::actor_system& sys, const cluster_options& opts) {
   size_t shards = std::max<size_t>(1, opts.node_agents);
-  return sys.spawn([shards](cluster_self self) -> cluster_actor::behavior_type {
+  obs::metrics_registry* metrics = opts.metrics ? opts.metrics : &obs::default_registry();
+  obs::pool_workers_gauge(*metrics, "node_agent").set(static_cast<double>(shards));
+  return sys.spawn([shards, metrics](cluster_self self) -> cluster_actor::behavior_type {
     // The node agents (kubelets) are linked: they go down with their cluster. They watch from the
     // start, so they see every pod.
     auto me = caf::actor_cast<cluster_actor>(self);
+    self->state.probe = std::make_unique<obs::actor_probe>(*metrics, "embedded_cluster");
     for (size_t i = 0; i < shards; ++i)
-      self->state.watchers.push_back(self->spawn<caf::linked>(node_agent, me, i, shards));
+      self->state.watchers.push_back(self->spawn<caf::linked>(node_agent, me, i, shards, metrics));
     return {
       [=](watch_atom, watcher_actor w) {
+        auto probe_scope = self->state.probe->begin(self->mailbox().size());
         auto& st = self->state;
         // List: objects (namespaces, selectors, PDBs), nodes, then pods, as the informers' initial
         // syncs deliver them.
@@ -135,6 +155,7 @@ cluster_actor spawn_embedded_cluster(caf::actor_system& sys, const cluster_optio
         st.watchers.push_back(std::move(w));
       },
       [=](create_atom, node_info_ptr n) {
+        auto probe_scope = self->state.probe->begin(self->mailbox().size());
         auto& st = self->state;
         cluster_change ch;
         auto it = st.nodes.find(n->name);
@@ -151,6 +172,7 @@ cluster_actor spawn_embedded_cluster(caf::actor_system& sys, const cluster_optio
         emit(self, std::move(ch));
       },
       [=](create_atom, pod_info_ptr p) {
+        auto probe_scope = self->state.probe->begin(self->mailbox().size());
         auto& st = self->state;
         if (st.pods.count(p->uid)) return;  // AlreadyExists; the loader rejects duplicates first
         st.pods[p->uid] = p;
@@ -163,6 +185,7 @@ cluster_actor spawn_embedded_cluster(caf::actor_system& sys, const cluster_optio
         emit(self, std::move(ch));
       },
       [=](create_atom, cluster_objects_ptr objs) {
+        auto probe_scope = self->state.probe->begin(self->mailbox().size());
         self->state.objects = objs;
         cluster_change ch;
         ch.type = cluster_event_type::objects;
@@ -170,10 +193,12 @@ cluster_actor spawn_embedded_cluster(caf::actor_system& sys, const cluster_optio
         emit(self, std::move(ch));
       },
       [=](delete_atom, const std::string& uid, const std::function<void(fw::status)>& done) {
+        auto probe_scope = self->state.probe->begin(self->mailbox().size());
         auto s = delete_pod(self, uid);
         if (done) done(s);
       },
       [=](delete_atom, const std::string& uid, const std::string& message, const std::function<void(fw::status)>& done) {
+        auto probe_scope = self->state.probe->begin(self->mailbox().size());
         auto it = self->state.pods.find(uid);
         pod_info_ptr victim = it == self->state.pods.end() ? nullptr : it->second;
         auto s = delete_pod(self, uid);
@@ -186,11 +211,12 @@ cluster_actor spawn_embedded_cluster(caf::actor_system& sys, const cluster_optio
           ev.pod_key = victim->ns + "/" + victim->name;
           ev.message = message;
           ev.node = victim->node_name;
-          self->state.events.push_back(std::move(ev));
+          record_event(self, ev);
         }
         if (done) done(s);
       },
       [=](status_atom, const std::string& uid, const std::string& node, const std::function<void(fw::status)>& done) {
+        auto probe_scope = self->state.probe->begin(self->mailbox().size());
         auto& st = self->state;
         auto it = st.pods.find(uid);
         if (it == st.pods.end()) {
@@ -205,6 +231,7 @@ cluster_actor spawn_embedded_cluster(caf::actor_system& sys, const cluster_optio
         if (done) done(fw::status::ok());
       },
       [=](delete_atom, const std::string& node) {
+        auto probe_scope = self->state.probe->begin(self->mailbox().size());
         auto& st = self->state;
         auto it = st.nodes.find(node);
         if (it == st.nodes.end()) return;
@@ -217,6 +244,7 @@ cluster_actor spawn_embedded_cluster(caf::actor_system& sys, const cluster_optio
         emit(self, std::move(ch));
       },
       [=](bind_atom, const std::string& uid, const std::string& node, const std::function<void(fw::status)>& done) {
+        auto probe_scope = self->state.probe->begin(self->mailbox().size());
         auto& st = self->state;
         auto it = st.pods.find(uid);
         if (it == st.pods.end()) {
@@ -235,7 +263,14 @@ cluster_actor spawn_embedded_cluster(caf::actor_system& sys, const cluster_optio
           done(fw::status::error("node \"" + node + "\" not found"));
           return;
         }
-        auto bound = with_node_name(*it->second, node);
+        // The binding subresource also sets PodScheduled=True.
+        auto bound = std::make_shared<pod_info>(*it->second);
+        bound->node_name = node;
+        pod_condition scheduled{"PodScheduled", "True", "", ""};
+        bool replaced = false;
+        for (auto& x : bound->conditions)
+          if (x.type == scheduled.type) x = scheduled, replaced = true;
+        if (!replaced) bound->conditions.push_back(scheduled);
         cluster_change ch;
         ch.type = cluster_event_type::pod_update;
         ch.old_pod = it->second;
@@ -246,6 +281,7 @@ cluster_actor spawn_embedded_cluster(caf::actor_system& sys, const cluster_optio
         done(fw::status::ok());
       },
       [=](status_atom, const std::string& uid, const std::string& phase) {
+        auto probe_scope = self->state.probe->begin(self->mailbox().size());
         auto& st = self->state;
         auto it = st.pods.find(uid);
         if (it == st.pods.end() || it->second->phase == phase) return;
@@ -254,9 +290,36 @@ cluster_actor spawn_embedded_cluster(caf::actor_system& sys, const cluster_optio
         if (phase == "Running") st.running++;
         replace_pod(self, it->second, std::move(updated));
       },
-      [=](record_atom, cluster_event_record& ev) { self->state.events.push_back(std::move(ev)); },
-      [=](list_atom, const cluster_event_record&) { return self->state.events; },
+      [=](record_atom, const cluster_event_record& ev) {
+        auto probe_scope = self->state.probe->begin(self->mailbox().size());
+        record_event(self, ev);
+      },
+      [=](status_atom, const std::string& uid, const pod_condition& c) {
+        auto probe_scope = self->state.probe->begin(self->mailbox().size());
+        auto& st = self->state;
+        auto it = st.pods.find(uid);
+        if (it == st.pods.end()) return;
+        const pod_condition* cur = it->second->condition(c.type);
+        if (cur && *cur == c) return;
+        auto updated = std::make_shared<pod_info>(*it->second);
+        bool replaced = false;
+        for (auto& x : updated->conditions)
+          if (x.type == c.type) x = c, replaced = true;
+        if (!replaced) updated->conditions.push_back(c);
+        cluster_change ch;
+        ch.type = cluster_event_type::pod_update;
+        ch.old_pod = it->second;
+        ch.new_pod = updated;
+        ch.conditions_only = true;
+        it->second = std::move(updated);
+        emit(self, std::move(ch));
+      },
+      [=](list_atom, const cluster_event_record&) {
+        auto probe_scope = self->state.probe->begin(self->mailbox().size());
+        return self->state.events;
+      },
       [=](stats_atom) {
+        auto probe_scope = self->state.probe->begin(self->mailbox().size());
         auto& st = self->state;
         cluster_stats s;
         s.nodes = st.nodes.size();
@@ -269,6 +332,7 @@ cluster_actor spawn_embedded_cluster(caf::actor_system& sys, const cluster_optio
         return s;
       },
       [=](list_atom) {
+        auto probe_scope = self->state.probe->begin(self->mailbox().size());
         std::vector<pod_info_ptr> out;
         out.reserve(self->state.pods.size());
         for (auto& [uid, p] : self->state.pods) out.push_back(p);

@@ -10,6 +10,10 @@
 
 #include "messages/protocol.hpp"
 
+namespace kas::obs {
+class metrics_registry;
+}
+
 namespace kas {
 
 using watcher_actor = caf::typed_actor<
@@ -27,6 +31,9 @@ using cluster_actor = caf::typed_actor<
   caf::reacts_to<delete_atom, std::string, std::function<void(fw::status)>>,
   // Evict a pod by uid for preemption: delete it and record a Preempted Event with the message.
   caf::reacts_to<delete_atom, std::string, std::string, std::function<void(fw::status)>>,
+  // PATCH status.conditions of pod uid: set one condition (kube-scheduler's updatePod). An unchanged
+  // condition writes nothing; a change is a pod update flagged conditions_only.
+  caf::reacts_to<status_atom, std::string, pod_condition>,
   // PATCH status.nominatedNodeName of pod uid ("" clears it).
   caf::reacts_to<status_atom, std::string, std::string, std::function<void(fw::status)>>,
   // Delete a node by name.
@@ -35,17 +42,20 @@ using cluster_actor = caf::typed_actor<
   caf::reacts_to<bind_atom, std::string, std::string, std::function<void(fw::status)>>,
   // A node agent reports a pod's phase.
   caf::reacts_to<status_atom, std::string, std::string>,
-  // Record an Event.
+  // Record an Event; the event correlator may fold it into a stored one (count, lastTimestamp).
   caf::reacts_to<record_atom, cluster_event_record>,
   // Counters.
   caf::replies_to<stats_atom>::with<cluster_stats>,
   // Every stored pod, in no particular order (read-only; tests check invariants on it).
   caf::replies_to<list_atom>::with<std::vector<pod_info_ptr>>,
-  // Every recorded Event, in order.
+  // Every stored Event, in creation order (an aggregated Event sits where it was first created).
   caf::replies_to<list_atom, cluster_event_record>::with<std::vector<cluster_event_record>>>;
 
 struct cluster_options {
   size_t node_agents = 2;  // simulated kubelet actors (each serves a shard of the nodes)
+  // Actor metrics ("embedded_cluster", "node_agent-<i>", actor_pool_workers{pool="node_agent"});
+  // null = obs::default_registry(). Must outlive the cluster.
+  obs::metrics_registry* metrics = nullptr;
 };
 
 cluster_actor spawn_embedded_cluster(caf::actor_system& sys, const cluster_options& opts);

@@ -10,6 +10,7 @@ struct recorder_state {
   std::shared_ptr<const pipeline> wiring;
   std::unordered_map<std::string, pod_outcome> outcomes;  // by uid
   std::vector<explain_record> explains;
+  std::unique_ptr<obs::actor_probe> probe;
   static inline const char* name = "event_recorder";
 };
 
@@ -20,26 +21,43 @@ using self_ptr = recorder_actor::stateful_pointer<recorder_state>;
 recorder_actor spawn_event_recorder(caf::actor_system& sys, std::shared_ptr<const pipeline> wiring) {
   return sys.spawn([wiring](self_ptr self) -> recorder_actor::behavior_type {
     self->state.wiring = wiring;
+    self->state.probe = make_probe(*wiring, "event_recorder");
     return {
       [=](record_atom, pod_outcome& o) {
+        auto probe_scope = self->state.probe->begin(self->mailbox().size());
+        if (o.status != "Scheduled") {
+          // kube's handleSchedulingFailure also patches the pod's status (updatePod): PodScheduled
+          // False, reason Unschedulable or SchedulerError, with the same message. The cluster skips
+          // the write when the condition is unchanged, as podutil.UpdatePodCondition does.
+          pod_condition c{"PodScheduled", "False", o.status == "Error" ? "SchedulerError" : "Unschedulable", o.message};
+          self->send(self->state.wiring->cluster, status_atom::value, o.uid, std::move(c));
+        }
         cluster_event_record ev;
         ev.type = o.status == "Scheduled" ? "Normal" : "Warning";
         ev.reason = o.status == "Scheduled" ? "Scheduled" : "FailedScheduling";
         ev.pod_uid = o.uid;
         ev.pod_key = o.ns + "/" + o.name;
         ev.message = o.message;
+        ev.node = o.node;
         self->send(self->state.wiring->cluster, record_atom::value, std::move(ev));
         auto uid = o.uid;
         self->state.outcomes[uid] = std::move(o);
       },
-      [=](record_atom, explain_record& e) { self->state.explains.push_back(std::move(e)); },
+      [=](record_atom, explain_record& e) {
+        auto probe_scope = self->state.probe->begin(self->mailbox().size());
+        self->state.explains.push_back(std::move(e));
+      },
       [=](outcomes_atom) {
+        auto probe_scope = self->state.probe->begin(self->mailbox().size());
         std::vector<pod_outcome> out;
         out.reserve(self->state.outcomes.size());
         for (auto& [uid, o] : self->state.outcomes) out.push_back(o);
         return out;
       },
-      [=](outcomes_atom, const explain_record&) { return self->state.explains; },
+      [=](outcomes_atom, const explain_record&) {
+        auto probe_scope = self->state.probe->begin(self->mailbox().size());
+        return self->state.explains;
+      },
     };
   });
 }

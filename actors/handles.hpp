@@ -4,7 +4,12 @@
 // actor's own header says what it owns.
 #include <caf/all.hpp>
 
+#include <atomic>
+#include <memory>
+#include <string>
+
 #include "actors/embedded_cluster.hpp"
+#include "actors/scheduler_metrics.hpp"
 #include "messages/protocol.hpp"
 
 namespace kas {
@@ -85,6 +90,36 @@ struct pipeline {
   permit_actor permit;
   std::vector<binder_actor> binders;
   recorder_actor recorder;
+
+  // --- observability (never null once start_scheduler returned) ---------------------------------
+  // The registry every series below lives in (obs::default_registry() unless scheduler_options
+  // names another); it outlives the instance.
+  obs::metrics_registry* registry = nullptr;
+  // kube-scheduler's metric families. The cycle driver records, with kube's semantics:
+  //   metrics->scheduling_algorithm_duration          per cycle: PreFilter..selectHost (kube's
+  //                                                   schedulingAlgorithm), success or not;
+  //   metrics->framework_extension_point_duration     {extension_point, status, profile} per cycle and
+  //                                                   extension point it ran (PreFilter, Filter,
+  //                                                   PostFilter, PreScore, Score, Reserve, Permit);
+  //                                                   resolve the series at spawn, not per cycle;
+  //   metrics->plugin_execution_duration              {plugin, extension_point, status}, only in cycles
+  //                                                   where obs::sample_plugin_metrics(rng) said yes;
+  //   metrics->preemption_attempts / preemption_victims  once per PostFilter that ran preemption.
+  // Every other kube metric is recorded by the actor that owns the state (see scheduler_metrics.hpp).
+  std::shared_ptr<obs::kube_metrics> metrics;
+  // The attempt, SLI, queue, permit and cache series, resolved for this instance's profiles.
+  std::shared_ptr<const scheduler_series> series;
+  // Set by the scheduling queue once the cluster source's initial list arrived (kube's
+  // WaitForCacheSync); /readyz reads it from the HTTP thread.
+  std::shared_ptr<std::atomic<bool>> synced = std::make_shared<std::atomic<bool>>(false);
 };
+
+// The per-actor probe (actor_mailbox_depth, actor_messages_processed_total,
+// actor_message_processing_seconds) for one actor instance, e.g. "scheduling_queue", "binder-0",
+// "cycle_driver-0", "filter_score_worker-3". Keep it in the actor's state and open every handler with
+//   auto probe_scope = st.probe->begin(self->mailbox().size());
+inline std::unique_ptr<obs::actor_probe> make_probe(const pipeline& p, const std::string& actor) {
+  return std::make_unique<obs::actor_probe>(*p.registry, actor);
+}
 
 }  // namespace kas

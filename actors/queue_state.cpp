@@ -21,11 +21,12 @@ const fw::framework* queue_state::framework_for(const pod_info& p) const {
   return it == by_scheduler_.end() ? nullptr : it->second;
 }
 
-void queue_state::push_active(qpod p) {
+void queue_state::push_active(qpod p, std::string_view event) {
   active_entry e{p, insertion_seq_++};
   active_index_[p->pod->uid] = e;
   active_.insert(std::move(e));
   location_[p->pod->uid] = "active";
+  incoming("active", event);
 }
 
 void queue_state::add(const pod_info_ptr& p, clock::time_point now) {
@@ -39,9 +40,10 @@ void queue_state::add(const pod_info_ptr& p, clock::time_point now) {
     q->gated_by = s.plugin();
     gated_[p->uid] = q;
     location_[p->uid] = "gated";
+    incoming("unschedulable", "PodAdd");
     return;
   }
-  push_active(std::move(q));
+  push_active(std::move(q), "PodAdd");
 }
 
 void queue_state::update(const pod_info_ptr& old_p, const pod_info_ptr& new_p, clock::time_point now) {
@@ -64,7 +66,7 @@ void queue_state::update(const pod_info_ptr& old_p, const pod_info_ptr& new_p, c
     if (fwk && fwk->run_pre_enqueue(*new_p).is_success()) {
       gated_.erase(uid);
       q->gated_by = {};
-      push_active(q);
+      push_active(q, "PodUpdate");
     } else {
       gated_[uid] = q;
     }
@@ -84,7 +86,7 @@ void queue_state::update(const pod_info_ptr& old_p, const pod_info_ptr& new_p, c
     objs.new_pod = new_p.get();
     fw::cluster_event ev{fw::event_resource::unscheduled_pod, fw::act_update, "UnscheduledPodUpdate"};
     if (pod_wants_event(*q, ev, objs)) {
-      move_to_active_or_backoff(q, now);
+      move_to_active_or_backoff(q, now, ev.label);
     } else {
       unschedulable_[uid] = q;
     }
@@ -166,9 +168,11 @@ void queue_state::add_unschedulable(const fw::queued_pod_info& info, uint64_t cy
   if (moved) {
     backoff_.emplace(backoff_expiry(*q), q);
     location_[uid] = "backoff";
+    incoming("backoff", "ScheduleAttemptFailure");
   } else {
     unschedulable_[uid] = q;
     location_[uid] = "unschedulable";
+    incoming("unschedulable", "ScheduleAttemptFailure");
   }
 }
 
@@ -198,7 +202,7 @@ void queue_state::on_event(const fw::cluster_event& ev, const fw::event_objects&
       ++it;
     }
   }
-  for (auto& q : moved) move_to_active_or_backoff(q, now);
+  for (auto& q : moved) move_to_active_or_backoff(q, now, ev.label);
   // Gated pods: re-run PreEnqueue when the gating plugin registered for this event.
   std::vector<qpod> ungated;
   for (auto it = gated_.begin(); it != gated_.end();) {
@@ -215,7 +219,7 @@ void queue_state::on_event(const fw::cluster_event& ev, const fw::event_objects&
       ++it;
     }
   }
-  for (auto& q : ungated) push_active(q);
+  for (auto& q : ungated) push_active(q, ev.label);
 }
 
 std::chrono::nanoseconds queue_state::backoff_duration(int attempts) const {
@@ -231,13 +235,14 @@ queue_state::clock::time_point queue_state::backoff_expiry(const fw::queued_pod_
   return clock::time_point(std::chrono::nanoseconds(p.timestamp_ns)) + backoff_duration(std::max(1, p.attempts));
 }
 
-void queue_state::move_to_active_or_backoff(qpod q, clock::time_point now) {
+void queue_state::move_to_active_or_backoff(qpod q, clock::time_point now, std::string_view event) {
   auto expiry = backoff_expiry(*q);
   if (expiry > now) {
     backoff_.emplace(expiry, q);
     location_[q->pod->uid] = "backoff";
+    incoming("backoff", event);
   } else {
-    push_active(q);
+    push_active(q, event);
   }
 }
 
@@ -245,7 +250,7 @@ void queue_state::flush(clock::time_point now) {
   while (!backoff_.empty() && backoff_.begin()->first <= now) {
     auto q = backoff_.begin()->second;
     backoff_.erase(backoff_.begin());
-    push_active(q);
+    push_active(q, "BackoffComplete");
   }
   std::vector<qpod> stale;
   for (auto it = unschedulable_.begin(); it != unschedulable_.end();) {
@@ -257,7 +262,7 @@ void queue_state::flush(clock::time_point now) {
       ++it;
     }
   }
-  for (auto& q : stale) move_to_active_or_backoff(q, now);
+  for (auto& q : stale) move_to_active_or_backoff(q, now, "UnschedulableTimeout");
 }
 
 void queue_state::flush_backoff_now(int max_attempts) {
@@ -267,8 +272,9 @@ void queue_state::flush_backoff_now(int max_attempts) {
     if (q->attempts >= max_attempts) {
       unschedulable_[q->pod->uid] = q;
       location_[q->pod->uid] = "unschedulable";
+      incoming("unschedulable", "ScheduleAttemptFailure");
     } else {
-      push_active(q);
+      push_active(q, "BackoffComplete");
     }
   }
 }

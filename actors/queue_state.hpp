@@ -21,6 +21,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -83,6 +84,13 @@ public:
   std::string where(const std::string& uid) const;
   std::chrono::nanoseconds backoff_duration(int attempts) const;
 
+  // scheduler_queue_incoming_pods_total: called with (queue, event) each time a pod enters activeQ
+  // ("active"), backoffQ ("backoff") or the unschedulable pool ("unschedulable"; gated pods count
+  // there too, as in kube), with kube's event label: PodAdd, PodUpdate, ScheduleAttemptFailure,
+  // BackoffComplete, UnschedulableTimeout, or the cluster event's (NodeAdd, AssignedPodDelete, ...).
+  using incoming_fn = std::function<void(const char* queue, std::string_view event)>;
+  void set_incoming_observer(incoming_fn f) { incoming_ = std::move(f); }
+
 private:
   using active_entry = std::pair<qpod, uint64_t>;  // pod, insertion sequence (tie-break)
   struct active_less {
@@ -101,8 +109,11 @@ private:
     std::shared_ptr<const void> keepalive;
   };
 
-  void push_active(qpod p);
-  void move_to_active_or_backoff(qpod p, clock::time_point now);
+  void push_active(qpod p, std::string_view event);
+  void move_to_active_or_backoff(qpod p, clock::time_point now, std::string_view event);
+  void incoming(const char* queue, std::string_view event) {
+    if (incoming_) incoming_(queue, event);
+  }
   bool pod_wants_event(const fw::queued_pod_info& p, const fw::cluster_event& ev, const fw::event_objects& objs) const;
   clock::time_point backoff_expiry(const fw::queued_pod_info& p) const;
   void prune_event_log();
@@ -122,6 +133,7 @@ private:
   uint64_t event_seq_ = 0;
   uint64_t cycle_ = 0;
   uint64_t insertion_seq_ = 0;
+  incoming_fn incoming_;
 };
 
 }  // namespace kas

@@ -54,18 +54,25 @@ result<scheduler_instance> start_scheduler(caf::actor_system& sys, const schedul
   // Spawn everything, fill the wiring, and only then let messages flow.
   auto& w = *inst.wiring;
   w.cluster = cluster;
+  w.registry = opts.metrics ? opts.metrics : &obs::default_registry();
+  w.metrics = std::make_shared<obs::kube_metrics>(*w.registry);
+  std::vector<std::string> profile_names;
+  for (auto& f : inst.frameworks) profile_names.push_back(f->scheduler_name());
+  w.series = std::make_shared<const scheduler_series>(*w.registry, *w.metrics, profile_names);
   cache_options copts;
   w.cache = spawn_snapshot_cache(sys, copts, inst.wiring);
   scheduling_queue_options qopts = default_queue_options();
   qopts.queue.initial_backoff = opts.runtime.pod_initial_backoff;
   qopts.queue.max_backoff = opts.runtime.pod_max_backoff;
   qopts.skip_idle_backoff = opts.skip_idle_backoff;
-  w.queue = spawn_scheduling_queue(sys, inst.frameworks, qopts);
+  w.queue = spawn_scheduling_queue(sys, inst.frameworks, qopts, inst.wiring);
   for (uint32_t i = 0; i < std::max<uint32_t>(1, opts.runtime.workers); ++i)
     w.workers.push_back(spawn_filter_score_worker(sys));
   w.permit = spawn_permit_coordinator(sys, inst.wiring);
   for (uint32_t i = 0; i < std::max<uint32_t>(1, opts.runtime.binders); ++i)
-    w.binders.push_back(spawn_binder(sys, inst.wiring));
+    w.binders.push_back(spawn_binder(sys, inst.wiring, i));
+  obs::pool_workers_gauge(*w.registry, "filter_score_worker").set(static_cast<double>(w.workers.size()));
+  obs::pool_workers_gauge(*w.registry, "binder").set(static_cast<double>(w.binders.size()));
   w.recorder = spawn_event_recorder(sys, inst.wiring);
   driver_options dopts;
   dopts.pipeline_depth = std::max<uint32_t>(1, opts.runtime.pipeline_depth);

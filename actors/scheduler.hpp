@@ -22,6 +22,9 @@ struct scheduler_options {
   // The plugin registry to build profiles from; null = fw::in_tree_registry(). Lets tests and
   // out-of-tree builds add plugins. Only read during start_scheduler.
   const fw::registry* registry = nullptr;
+  // Where the instance's metrics live; null = obs::default_registry() (what /metrics serves). Tests
+  // pass their own so runs do not add up. Must outlive the instance.
+  obs::metrics_registry* metrics = nullptr;
 };
 
 struct scheduler_instance {

@@ -1,5 +1,8 @@
 #include "actors/scheduling_queue.hpp"
 
+#include <array>
+#include <map>
+
 namespace kas {
 
 namespace {
@@ -13,6 +16,18 @@ struct queue_actor_state {
   std::vector<caf::typed_response_promise<queue_stats>> idle_waiters;
   // Like kube-scheduler's WaitForCacheSync: no pod is handed out before the initial list arrived.
   bool synced = false;
+
+  // Metrics. Series are resolved on first use of a label pair and kept here, so the hot path is a
+  // map lookup in actor-owned memory, never a registry lookup.
+  std::shared_ptr<const pipeline> wiring;
+  std::unique_ptr<obs::actor_probe> probe;
+  // queue_incoming_pods_total by queue (0 active, 1 backoff, 2 unschedulable), then event.
+  std::array<std::map<std::string, obs::counter*, std::less<>>, 3> incoming;
+  // unschedulable_pods by profile, then plugin.
+  std::map<std::string, std::map<std::string, obs::gauge*, std::less<>>, std::less<>> rejected_by;
+  // scheduler_unschedulable_pods: the gauges each failed pod incremented (kube: +1 per rejecting
+  // plugin when the failed pod is requeued, -1 when it is popped again or leaves the queue).
+  std::unordered_map<std::string, std::vector<obs::gauge*>> counted;
   static inline const char* name = "scheduling_queue";
 };
 
@@ -29,8 +44,44 @@ queue_stats stats_of(const queue_state& q) {
   return s;
 }
 
+// scheduler_pending_pods{queue}: four relaxed stores after every change.
+void publish_pending(const queue_actor_state& st) {
+  auto& s = *st.wiring->series;
+  s.pending(0).set(static_cast<double>(st.q->active_size()));
+  s.pending(1).set(static_cast<double>(st.q->backoff_size()));
+  s.pending(2).set(static_cast<double>(st.q->unschedulable_size()));
+  s.pending(3).set(static_cast<double>(st.q->gated_size()));
+}
+
+void uncount(queue_actor_state& st, const std::string& uid) {
+  auto it = st.counted.find(uid);
+  if (it == st.counted.end()) return;
+  for (auto* g : it->second) g->add(-1);
+  st.counted.erase(it);
+}
+
+void count_rejection(queue_actor_state& st, const fw::queued_pod_info& info) {
+  uncount(st, info.pod->uid);
+  std::vector<obs::gauge*> gs;
+  auto& by_plugin = st.rejected_by[info.pod->scheduler_name];
+  auto bump = [&](std::string_view plugin) {
+    auto it = by_plugin.find(plugin);
+    if (it == by_plugin.end()) {
+      auto* g = &st.wiring->metrics->unschedulable_pods.gauge_series({std::string(plugin), info.pod->scheduler_name});
+      it = by_plugin.emplace(std::string(plugin), g).first;
+    }
+    it->second->add(1);
+    gs.push_back(it->second);
+  };
+  for (auto p : info.unschedulable_plugins) bump(p);
+  for (auto p : info.pending_plugins)
+    if (!info.unschedulable_plugins.count(p)) bump(p);
+  if (!gs.empty()) st.counted.emplace(info.pod->uid, std::move(gs));
+}
+
 void serve_waiting(self_ptr self) {
   auto& st = self->state;
+  publish_pending(st);
   if (!st.synced) return;
   auto now = queue_state::clock::now();
   if (st.opts.skip_idle_backoff && st.q->active_size() == 0 && st.q->in_flight_size() == 0 &&
@@ -39,8 +90,11 @@ void serve_waiting(self_ptr self) {
   while (!st.waiting.empty() && st.q->active_size() > 0) {
     auto [rp, n] = st.waiting.front();
     st.waiting.erase(st.waiting.begin());
-    rp.deliver(st.q->pop(n, now));
+    auto pods = st.q->pop(n, now);
+    for (auto& p : pods) uncount(st, p->pod->uid);
+    rp.deliver(std::move(pods));
   }
+  publish_pending(st);
   if (!st.idle_waiters.empty() && st.q->active_size() == 0 && st.q->in_flight_size() == 0 &&
       st.q->backoff_size() == 0) {
     auto s = stats_of(*st.q);
@@ -118,35 +172,59 @@ bool to_framework_event(const cluster_change& ch, fw::cluster_event& ev, fw::eve
 }
 
 queue_actor spawn_scheduling_queue(caf::actor_system& sys, std::vector<fw::framework_ptr> frameworks,
-                                   const scheduling_queue_options& opts) {
-  return sys.spawn([frameworks, opts](self_ptr self) -> queue_actor::behavior_type {
+                                   const scheduling_queue_options& opts, std::shared_ptr<const pipeline> wiring) {
+  return sys.spawn([frameworks, opts, wiring](self_ptr self) -> queue_actor::behavior_type {
     self->state.q = std::make_unique<queue_state>(frameworks, opts.queue);
     self->state.opts = opts;
+    self->state.wiring = wiring;
+    self->state.probe = make_probe(*wiring, "scheduling_queue");
+    auto* st_ptr = &self->state;
+    self->state.q->set_incoming_observer([st_ptr](const char* queue, std::string_view event) {
+      auto& st = *st_ptr;
+      std::string_view qv(queue);
+      auto& by_event = st.incoming[qv == "active" ? 0 : qv == "backoff" ? 1 : 2];
+      auto it = by_event.find(event);
+      if (it == by_event.end()) {
+        auto* c = &st.wiring->metrics->queue_incoming_pods.counter_series({std::string(qv), std::string(event)});
+        it = by_event.emplace(std::string(event), c).first;
+      }
+      it->second->inc_single_writer();
+    });
     self->delayed_send(self, std::chrono::seconds(1), tick_atom::value);
     return {
       [=](event_atom, const cluster_change_ptr& ch) {
+        auto probe_scope = self->state.probe->begin(self->mailbox().size());
         auto& q = *self->state.q;
         auto now = queue_state::clock::now();
         using t = cluster_event_type;
         if (ch->type == t::synced) {
           self->state.synced = true;
+          self->state.wiring->synced->store(true, std::memory_order_release);
           serve_waiting(self);
           return;
         }
         // The queue's own pods: unscheduled ones.
         if (ch->type == t::pod_add && ch->new_pod->node_name.empty()) q.add(ch->new_pod, now);
+        // A status-only write (PodScheduled condition) is not an update the queue reacts to (kube's
+        // isPodUpdated ignores status).
+        if (ch->conditions_only) return;
         if (ch->type == t::pod_update && ch->new_pod->node_name.empty()) q.update(ch->old_pod, ch->new_pod, now);
         if (ch->type == t::pod_update && !ch->new_pod->node_name.empty() && ch->old_pod->node_name.empty()) {
           // Bound (by us or by another scheduler): no longer the queue's, unless still in flight here.
           if (q.where(ch->new_pod->uid) != "in-flight") q.remove(ch->new_pod->uid);
+          uncount(self->state, ch->new_pod->uid);
         }
-        if (ch->type == t::pod_delete && ch->old_pod->node_name.empty()) q.remove(ch->old_pod->uid);
+        if (ch->type == t::pod_delete && ch->old_pod->node_name.empty()) {
+          q.remove(ch->old_pod->uid);
+          uncount(self->state, ch->old_pod->uid);
+        }
         fw::cluster_event ev;
         fw::event_objects objs;
         if (to_framework_event(*ch, ev, objs)) q.on_event(ev, objs, ch, now);
         serve_waiting(self);
       },
       [=](pop_atom, uint32_t n) -> caf::typed_response_promise<std::vector<queued_pod_ptr>> {
+        auto probe_scope = self->state.probe->begin(self->mailbox().size());
         auto& st = self->state;
         auto rp = self->make_response_promise<std::vector<queued_pod_ptr>>();
         st.waiting.emplace_back(rp, n);
@@ -154,24 +232,33 @@ queue_actor spawn_scheduling_queue(caf::actor_system& sys, std::vector<fw::frame
         return rp;
       },
       [=](done_atom, const std::string& uid) {
+        auto probe_scope = self->state.probe->begin(self->mailbox().size());
         self->state.q->done(uid);
+        uncount(self->state, uid);
         serve_waiting(self);
       },
       [=](requeue_atom, const failure& f) {
+        auto probe_scope = self->state.probe->begin(self->mailbox().size());
         bool is_error = f.result.get_code() == fw::code::error;
         auto info = *f.pod;
         info.unschedulable_plugins = f.unschedulable_plugins;
         info.pending_plugins = f.pending_plugins;
         self->state.q->add_unschedulable(info, f.cycle, is_error, queue_state::clock::now());
+        if (self->state.q->contains(info.pod->uid)) count_rejection(self->state, info);
         serve_waiting(self);
       },
       [=](tick_atom) {
+        auto probe_scope = self->state.probe->begin(self->mailbox().size());
         self->state.q->flush(queue_state::clock::now());
         serve_waiting(self);
         self->delayed_send(self, std::chrono::seconds(1), tick_atom::value);
       },
-      [=](stats_atom) -> queue_stats { return stats_of(*self->state.q); },
+      [=](stats_atom) -> queue_stats {
+        auto probe_scope = self->state.probe->begin(self->mailbox().size());
+        return stats_of(*self->state.q);
+      },
       [=](done_atom) -> caf::typed_response_promise<queue_stats> {
+        auto probe_scope = self->state.probe->begin(self->mailbox().size());
         auto rp = self->make_response_promise<queue_stats>();
         self->state.idle_waiters.push_back(rp);
         serve_waiting(self);

@@ -20,8 +20,10 @@ struct scheduling_queue_options {
 
 scheduling_queue_options default_queue_options();
 
+// `wiring` supplies the metrics (pending_pods, queue_incoming_pods_total, unschedulable_pods, the
+// actor probe) and the synced flag /readyz reads; the queue reads nothing else from it.
 queue_actor spawn_scheduling_queue(caf::actor_system& sys, std::vector<fw::framework_ptr> frameworks,
-                                   const scheduling_queue_options& opts);
+                                   const scheduling_queue_options& opts, std::shared_ptr<const pipeline> wiring);
 
 // Translates a cluster change into the framework's cluster event (kube's event handlers).
 // Returns false when the change is not an event the queue reacts to (e.g. a phase-only update).

@@ -11,6 +11,7 @@ struct cache_actor_state {
   std::unique_ptr<scheduler_cache> cache;
   std::shared_ptr<const pipeline> wiring;
   std::chrono::nanoseconds ttl{0};
+  std::unique_ptr<obs::actor_probe> probe;
   static inline const char* name = "snapshot_cache";
 };
 
@@ -47,6 +48,16 @@ void apply(scheduler_cache& c, const cluster_change& ch) {
   }
 }
 
+// scheduler_scheduler_cache_size{type}. nodes and pods are O(1) and set after each change; counting
+// assumed pods walks every pod, so it is refreshed by the 1 s tick, as kube's cache refreshes all
+// three in its 1 s cleanup loop (cache.updateMetrics).
+void publish_size(const cache_actor_state& st, bool with_assumed = false) {
+  auto& s = *st.wiring->series;
+  s.cache_nodes().set(static_cast<double>(st.cache->node_count()));
+  s.cache_pods().set(static_cast<double>(st.cache->pod_count()));
+  if (with_assumed) s.cache_assumed().set(static_cast<double>(st.cache->assumed_count()));
+}
+
 }  // namespace
 
 snapshot_cache_actor spawn_snapshot_cache(caf::actor_system& sys, const cache_options& opts,
@@ -55,13 +66,17 @@ snapshot_cache_actor spawn_snapshot_cache(caf::actor_system& sys, const cache_op
     self->state.cache = std::make_unique<scheduler_cache>(opts.assumed_ttl);
     self->state.wiring = wiring;
     self->state.ttl = opts.assumed_ttl;
-    if (opts.assumed_ttl.count() > 0) self->delayed_send(self, std::chrono::seconds(1), tick_atom::value);
+    self->state.probe = make_probe(*wiring, "snapshot_cache");
+    self->delayed_send(self, std::chrono::seconds(1), tick_atom::value);
     return {
       [=](event_atom, const cluster_change_ptr& ch) {
+        auto probe_scope = self->state.probe->begin(self->mailbox().size());
         apply(*self->state.cache, *ch);
+        publish_size(self->state);
         self->send(self->state.wiring->queue, event_atom::value, ch);
       },
       [=](assume_atom, const assume_request& req) -> assume_reply {
+        auto probe_scope = self->state.probe->begin(self->mailbox().size());
         auto& c = *self->state.cache;
         assume_reply rep;
         const node_info* node = c.node(req.node);
@@ -103,18 +118,28 @@ snapshot_cache_actor spawn_snapshot_cache(caf::actor_system& sys, const cache_op
         }
         rep.ok = true;
         rep.assumed = assumed;
+        publish_size(self->state);
         return rep;
       },
       [=](forget_atom, const std::string& uid) {
+        auto probe_scope = self->state.probe->begin(self->mailbox().size());
         if (self->state.cache->is_assumed(uid)) log_if_error(self->state.cache->forget_pod(uid));
+        publish_size(self->state);
       },
       [=](finished_atom, const std::string& uid) {
+        auto probe_scope = self->state.probe->begin(self->mailbox().size());
         self->state.cache->finish_binding(uid, scheduler_cache::clock::now());
       },
-      [=](snap_atom) -> snapshot_ptr { return self->state.cache->current(); },
+      [=](snap_atom) -> snapshot_ptr {
+        auto probe_scope = self->state.probe->begin(self->mailbox().size());
+        return self->state.cache->current();
+      },
       [=](tick_atom) {
-        for (auto& uid : self->state.cache->cleanup_expired(scheduler_cache::clock::now()))
-          spdlog::warn("snapshot_cache: assumed pod {} expired", uid);
+        auto probe_scope = self->state.probe->begin(self->mailbox().size());
+        if (self->state.ttl.count() > 0)
+          for (auto& uid : self->state.cache->cleanup_expired(scheduler_cache::clock::now()))
+            spdlog::warn("snapshot_cache: assumed pod {} expired", uid);
+        publish_size(self->state, true);
         self->delayed_send(self, std::chrono::seconds(1), tick_atom::value);
       },
     };

@@ -79,6 +79,16 @@ struct spread_constraint {
   node_inclusion_policy node_taints_policy = node_inclusion_policy::ignore;
 };
 
+// One entry of status.conditions. The scheduler writes PodScheduled: False/Unschedulable (or
+// SchedulerError) with the FailedScheduling message, as kube-scheduler's updatePod does; a binding
+// sets it True, as the apiserver's binding subresource does.
+struct pod_condition {
+  std::string type, status, reason, message;
+  bool operator==(const pod_condition& o) const {
+    return type == o.type && status == o.status && reason == o.reason && message == o.message;
+  }
+};
+
 struct pod_info {
   std::shared_ptr<const k8s::core::Pod> pod;  // the API object, as decoded
 
@@ -108,6 +118,12 @@ struct pod_info {
   std::vector<host_port> host_ports;
   std::vector<std::string> scheduling_gates;
   std::string nominated_node_name;  // status.nominatedNodeName
+  std::vector<pod_condition> conditions;  // status.conditions (only what the scheduler writes)
+  const pod_condition* condition(const std::string& type) const {
+    for (auto& c : conditions)
+      if (c.type == type) return &c;
+    return nullptr;
+  }
 
   // Inter-pod affinity (spec.affinity.podAffinity / podAntiAffinity) and topology spread.
   std::vector<affinity_term> required_affinity;

@@ -69,6 +69,9 @@ struct cluster_change {
   node_info_ptr old_node, new_node;
   cluster_objects_ptr objects;
   uint64_t resource_version = 0;
+  // A pod_update that changed only status.conditions: kube's queue ignores such updates
+  // (isPodUpdated strips status), so the scheduling queue does not requeue on them.
+  bool conditions_only = false;
 };
 using cluster_change_ptr = std::shared_ptr<const cluster_change>;
 
@@ -79,6 +82,10 @@ struct cluster_event_record {
   std::string pod_uid, pod_key;
   std::string message;
   std::string node;    // the node involved (Scheduled, Preempted), if any
+  // Set by the cluster's event correlator (client-go EventCorrelator): identical events on one
+  // object are one Event whose count grows; lastTimestamp is the latest occurrence.
+  int32_t count = 1;
+  std::chrono::system_clock::time_point first_timestamp{}, last_timestamp{};
 };
 
 // Counters the cluster exposes to `simulate` and tests.
@@ -207,6 +214,7 @@ struct explain_record {
 
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kas::fw::status)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kas::cluster_event_record)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kas::pod_condition)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kas::cluster_stats)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kas::cluster_change_ptr)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kas::queued_pod_ptr)

@@ -12,6 +12,9 @@ struct simulate_args {
   std::string config;
   std::string output = "table";  // json | table
   bool explain = false;
+  // --metrics-bind-address: /metrics, /healthz, /livez, /readyz while the run lasts. Empty (the
+  // default for this batch command) or "0" = off. Validated by main.
+  std::string metrics_bind_address;
 };
 
 int run_simulate(const simulate_args& args);
@@ -25,6 +28,7 @@ struct bench_args {
   uint32_t window_ms = 1000;       // throughput sample window
   uint32_t stall_timeout_s = 30;   // give up waiting when no awaited pod binds for this long
   bool quiet = false;              // no progress line
+  std::string metrics_bind_address;  // as simulate_args: empty or "0" = off (see metrics_endpoint.hpp)
 };
 
 int run_bench(const bench_args& args);

@@ -8,6 +8,8 @@
 #include <spdlog/spdlog.h>
 
 #include "actors/app/cli.hpp"
+#include "actors/app/logging.hpp"
+#include "actors/app/metrics_endpoint.hpp"
 
 namespace {
 
@@ -15,9 +17,11 @@ void usage(std::ostream& os) {
   os << "usage:\n"
         "  kube-actor-scheduler simulate --cluster FILE [--cluster FILE...] [--config FILE]\n"
         "                                [--output json|table] [--explain] [-v N]\n"
+        "                                [--metrics-bind-address HOST:PORT] [--logging-format text|json]\n"
         "  kube-actor-scheduler bench    [--workload FILE] [--config FILE] [--output json|table]\n"
         "                                [--report DIR] [--batching on|off] [--window-ms N]\n"
-        "                                [--stall-timeout S] [--quiet] [-v N]\n";
+        "                                [--stall-timeout S] [--quiet] [-v N]\n"
+        "                                [--metrics-bind-address HOST:PORT] [--logging-format text|json]\n";
 }
 
 // Accepts "--flag value" and "--flag=value".
@@ -39,7 +43,29 @@ bool take(int argc, char** argv, int& i, const char* flag, std::string& out) {
 
 void set_verbosity(int v) {
   // kube-scheduler's -v: 2 shows scheduling decisions, 4 and more the per-step detail.
-  spdlog::set_level(v >= 4 ? spdlog::level::trace : v >= 2 ? spdlog::level::debug : spdlog::level::warn);
+  kas::set_log_verbosity(v);
+}
+
+// The flags simulate and bench share: --metrics-bind-address and --logging-format. Returns true when
+// argv[i] was one of them; `rc` is set to 2 on a bad value (one line on stderr naming the flag).
+bool take_common(int argc, char** argv, int& i, std::string& metrics_bind, int& rc) {
+  std::string v;
+  if (take(argc, argv, i, "--metrics-bind-address", v)) {
+    auto r = kas::check_metrics_bind_address(v);
+    if (!r) {
+      std::cerr << "error: " << r.err().message << "\n";
+      rc = 2;
+      return true;
+    }
+    metrics_bind = *r ? v : std::string{};
+    return true;
+  }
+  if (take(argc, argv, i, "--logging-format", v)) {
+    if (!kas::set_log_format(v))
+      std::cerr << "error: --logging-format: must be text or json, got \"" << v << "\"\n", rc = 2;
+    return true;
+  }
+  return false;
 }
 
 }  // namespace
@@ -66,6 +92,8 @@ int main(int argc, char** argv) {
         a.output = v;
       } else if (std::strcmp(argv[i], "--explain") == 0) {
         a.explain = true;
+      } else if (int rc = 0; take_common(argc, argv, i, a.metrics_bind_address, rc)) {
+        if (rc) return rc;
       } else if (take(argc, argv, i, "-v", v) || take(argc, argv, i, "--v", v)) {
         try {
           set_verbosity(std::stoi(v));
@@ -114,6 +142,8 @@ int main(int argc, char** argv) {
         if (!number("--stall-timeout", v, a.stall_timeout_s)) return 2;
       } else if (std::strcmp(argv[i], "--quiet") == 0) {
         a.quiet = true;
+      } else if (int rc = 0; take_common(argc, argv, i, a.metrics_bind_address, rc)) {
+        if (rc) return rc;
       } else if (take(argc, argv, i, "-v", v) || take(argc, argv, i, "--v", v)) {
         try {
           set_verbosity(std::stoi(v));

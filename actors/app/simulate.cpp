@@ -2,6 +2,7 @@
 // where each pending pod landed, or why it did not.
 #include <chrono>
 #include <iostream>
+#include <map>
 #include <unordered_map>
 
 #include <caf/all.hpp>
@@ -9,6 +10,7 @@
 
 #include "actors/app/cli.hpp"
 #include "actors/app/json_writer.hpp"
+#include "actors/app/metrics_endpoint.hpp"
 #include "actors/embedded_cluster.hpp"
 #include "actors/scheduler.hpp"
 #include "config/cluster_manifests.hpp"
@@ -25,7 +27,11 @@ struct pod_result {
   const explain_record* explain = nullptr;
 };
 
-void print_json(const std::vector<pod_result>& rows, const cluster_input& in, double seconds) {
+// Events the cluster holds, by reason, counting each aggregated Event's occurrences (its count).
+using event_counts = std::map<std::string, int64_t>;
+
+void print_json(const std::vector<pod_result>& rows, const cluster_input& in, double seconds,
+                const event_counts& events) {
   json_writer w;
   w.begin_object().key("pods").begin_array();
   size_t scheduled = 0, unschedulable = 0, errors = 0, preempted = 0;
@@ -79,6 +85,9 @@ void print_json(const std::vector<pod_result>& rows, const cluster_input& in, do
   w.key("preempted").value(static_cast<int64_t>(preempted));
   w.key("existing").value(static_cast<int64_t>(in.bound_pods.size()));
   w.key("seconds").value(seconds);
+  w.key("events").begin_object();
+  for (auto& [reason, n] : events) w.key(reason).value(n);
+  w.end_object();
   w.end_object().end_object();
   std::cout << w.str() << "\n";
 }
@@ -171,6 +180,14 @@ int run_simulate(const simulate_args& args) {
     return 2;
   }
 
+  auto endpoint = start_metrics_endpoint(args.metrics_bind_address, caches_synced(sched->wiring->synced));
+  if (!endpoint) {
+    std::cerr << "error: " << endpoint.err().message << "\n";
+    stop_scheduler(*sched);
+    caf::anon_send_exit(cluster, caf::exit_reason::user_shutdown);
+    return 2;
+  }
+
   caf::scoped_actor self{sys};
   int rc = 0;
   std::vector<pod_outcome> outcomes;
@@ -182,11 +199,14 @@ int run_simulate(const simulate_args& args) {
              [&](caf::error& e) { rc = 1, std::cerr << "error: " << sys.render(e) << "\n"; });
   // Preemption victims: the cluster's "Preempted" Events (one per evicted pod).
   std::unordered_map<std::string, cluster_event_record> preempted;
+  event_counts events{{"Scheduled", 0}, {"FailedScheduling", 0}};
   self->request(cluster, caf::infinite, list_atom::value, cluster_event_record{})
     .receive(
       [&](std::vector<cluster_event_record>& evs) {
-        for (auto& ev : evs)
+        for (auto& ev : evs) {
+          events[ev.reason] += ev.count;
           if (ev.reason == "Preempted") preempted[ev.pod_uid] = std::move(ev);
+        }
       },
       [&](caf::error& e) { rc = 1, std::cerr << "error: " << sys.render(e) << "\n"; });
   if (args.explain)
@@ -194,6 +214,7 @@ int run_simulate(const simulate_args& args) {
       .receive([&](std::vector<explain_record>& e) { explains = std::move(e); },
                [&](caf::error& e) { rc = 1, std::cerr << "error: " << sys.render(e) << "\n"; });
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (*endpoint) (*endpoint)->stop();
   stop_scheduler(*sched);
   caf::anon_send_exit(cluster, caf::exit_reason::user_shutdown);
   sys.await_actors_before_shutdown(false);
@@ -248,7 +269,7 @@ int run_simulate(const simulate_args& args) {
     r.outcome.message = it->second.message;
     rows.push_back(std::move(r));
   }
-  if (args.output == "json") print_json(rows, *input, seconds);
+  if (args.output == "json") print_json(rows, *input, seconds, events);
   else print_table(rows, *input, seconds);
   std::fflush(stdout);
   return 0;

@@ -216,7 +216,7 @@ PY
     run --cluster "$examples/basic.yaml" -v 4
     [ "$rc" -eq 0 ] || { show; fail "exit code $rc"; }
     python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$tmp/out" || { show; fail "stdout is not pure JSON under -v 4"; }
-    grep -q "Scheduled default/small on n1" "$tmp/err" || { show; fail "-v 4 does not log scheduling decisions on stderr"; }
+    grep -q "Successfully bound pod to node pod=\"default/small\" node=\"n1\"" "$tmp/err" || { show; fail "-v 4 does not log scheduling decisions on stderr"; }
     ;;
   config-runtime)
     # threads/workers/binders/pipelineDepth from an ActorRuntimeConfiguration give the same placements.

@@ -1,0 +1,30 @@
+#include "actors/app/metrics_endpoint.hpp"
+
+#include "observability/metrics.hpp"
+
+namespace kas {
+
+result<std::unique_ptr<obs::http_server>> start_metrics_endpoint(const std::string& bind,
+                                                                 std::function<obs::readiness()> ready) {
+  if (bind.empty()) return std::unique_ptr<obs::http_server>{};
+  obs::http_server_config cfg;
+  cfg.bind_address = bind;
+  cfg.collectables = {&obs::default_registry()};
+  cfg.ready = std::move(ready);
+  return obs::http_server::start(std::move(cfg));
+}
+
+std::function<obs::readiness()> caches_synced(std::shared_ptr<const std::atomic<bool>> synced) {
+  return [synced = std::move(synced)]() -> obs::readiness {
+    if (synced && synced->load(std::memory_order_acquire)) return {};
+    return {false, "caches not synced"};
+  };
+}
+
+result<bool> check_metrics_bind_address(const std::string& bind) {
+  auto r = obs::parse_bind_address(bind, "--metrics-bind-address");
+  if (!r) return r.err();
+  return r->has_value();
+}
+
+}  // namespace kas

@@ -1,0 +1,28 @@
+#pragma once
+// The /metrics, /healthz, /livez and /readyz endpoint of `simulate` and `bench` (and of every
+// long-running mode to come), over obs::default_registry().
+//
+// --metrics-bind-address: simulate and bench are batch runs, so the endpoint is OFF unless the flag
+// is given; kube-scheduler's default 127.0.0.1:10259 is for long-running modes. "0" also turns it off.
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "messages/result.hpp"
+#include "observability/http_server.hpp"
+
+namespace kas {
+
+// Starts the endpoint on `bind` ("host:port"; "" or "0" = off, returns a null pointer). `ready` is
+// called on the server thread for each /readyz. Errors name --metrics-bind-address and the value.
+result<std::unique_ptr<obs::http_server>> start_metrics_endpoint(const std::string& bind,
+                                                                 std::function<obs::readiness()> ready);
+
+// Readiness = the scheduler's caches synced (pipeline::synced, set by the scheduling queue).
+std::function<obs::readiness()> caches_synced(std::shared_ptr<const std::atomic<bool>> synced);
+
+// Validates a --metrics-bind-address value at the command line; an error names the flag.
+result<bool> check_metrics_bind_address(const std::string& bind);
+
+}  // namespace kas
