@@ -1,6 +1,10 @@
 #include "config/workload.hpp"
 
+#include <unistd.h>
+
+#include <atomic>
 #include <filesystem>
+#include <fstream>
 #include <set>
 
 #include <yaml-cpp/yaml.h>
@@ -89,6 +93,57 @@ status_or_error check_supported(const k8s::core::Pod& p, const std::string& wher
   return ok_t{};
 }
 
+// scheduler_perf's templates name their objects by metadata.generateName alone; the manifest loader
+// (built for `simulate`, where every object is real) requires metadata.name. Such a template is
+// loaded from a temporary copy that names each object "<generateName>template"; errors and origins
+// still name the original file.
+result<cluster_manifests> load_template_file(const std::string& file) {
+  std::vector<YAML::Node> docs;
+  try {
+    docs = YAML::LoadAllFromFile(file);
+  } catch (const YAML::Exception&) {
+    return load_manifests({file});  // its error names the file and the line
+  }
+  bool named = false;
+  for (auto& d : docs) {
+    if (!d.IsMap() || !d["metadata"] || !d["metadata"].IsMap()) continue;
+    YAML::Node meta = d["metadata"];
+    bool has_name = meta["name"] && !meta["name"].IsNull();
+    if (!has_name && meta["generateName"] && meta["generateName"].IsScalar()) {
+      meta["name"] = meta["generateName"].as<std::string>() + "template";
+      named = true;
+    }
+  }
+  if (!named) return load_manifests({file});
+  static std::atomic<uint64_t> seq{0};
+  auto copy = std::filesystem::temp_directory_path() /
+              ("kas_template_" + std::to_string(::getpid()) + "_" + std::to_string(seq++) + "_" +
+               std::filesystem::path(file).filename().string());
+  {
+    std::ofstream out(copy, std::ios::binary);
+    for (auto& d : docs) out << "---\n" << YAML::Dump(d) << "\n";
+    if (!out) return error{file + ": cannot write a named copy to " + copy.string()};
+  }
+  auto m = load_manifests({copy.string()});
+  std::error_code ec;
+  std::filesystem::remove(copy, ec);
+  if (!m) {
+    std::string msg = m.err().message;
+    for (size_t at; (at = msg.find(copy.string())) != std::string::npos;) msg.replace(at, copy.string().size(), file);
+    return error{msg};
+  }
+  auto restore = [&](auto& objects) {
+    for (auto& o : objects) o.second.file = file;
+  };
+  restore(m->nodes);
+  restore(m->pods);
+  restore(m->priority_classes);
+  restore(m->pdbs);
+  restore(m->namespaces);
+  restore(m->workloads);
+  return m;
+}
+
 class workload_loader {
 public:
   explicit workload_loader(std::string path) : path_(std::move(path)) {
@@ -146,20 +201,24 @@ private:
   }
 
   result<cluster_manifests> load_template(const std::string& rel, const std::string& where) {
-    auto m = load_manifests({resolve(rel)});
+    auto m = load_template_file(resolve(rel));
     if (!m) return fail(where, m.err().message);
     return std::move(*m);
   }
 
   result<std::shared_ptr<const node_template>> node_tmpl(const std::string& rel, const std::string& where,
-                                                         std::vector<node_label_strategy> labels) {
+                                                         std::vector<node_label_strategy> labels,
+                                                         bool hostname_label) {
     auto m = load_template(rel, where);
     if (!m) return m.err();
     if (m->nodes.size() != 1 || !m->pods.empty())
       return fail(where, resolve(rel) + ": a node template must hold exactly one Node");
     auto t = std::make_shared<node_template>();
     t->proto = m->nodes.front().first;
-    t->name_prefix = prefix_of(t->proto->metadata(), "node-");
+    const auto& meta = t->proto->metadata();
+    if (meta.generate_name().empty() && !meta.name().empty()) t->fixed_name = meta.name();
+    t->name_prefix = meta.generate_name().empty() ? "node-" : meta.generate_name();
+    t->hostname_label = hostname_label;
     t->labels = std::move(labels);
     if (auto n = make_node(*t, 0); !n) return fail(where, resolve(rel) + ": " + n.err().message);
     return std::shared_ptr<const node_template>(t);
@@ -246,8 +305,11 @@ private:
       if (!tp) return tp.err();
       auto labels = label_strategies(n, where);
       if (!labels) return labels.err();
-      auto t = node_tmpl(*tp, where + ".nodeTemplatePath", std::move(*labels));
+      auto t = node_tmpl(*tp, where + ".nodeTemplatePath", std::move(*labels), true);
       if (!t) return t.err();
+      if (!(*t)->fixed_name.empty() && op.count != 1)
+        return fail(where + ".count", "must be 1: " + resolve(*tp) + " names its node (metadata.name: " +
+                                        (*t)->fixed_name + ", no generateName), got " + std::to_string(op.count));
       op.nodes = *t;
     } else if (*code == "createPods") {
       if (auto s = only_keys(n, where, {"opcode", "count", "podTemplatePath", "namespace", "collectMetrics",
@@ -314,7 +376,7 @@ private:
         auto m = load_template(rel, w);
         if (!m) return m.err();
         if (m->nodes.size() == 1 && m->pods.empty()) {
-          auto t = node_tmpl(rel, w, {});
+          auto t = node_tmpl(rel, w, {}, false);
           if (!t) return t.err();
           op.churn_nodes.push_back(*t);
         } else if (m->pods.size() == 1 && m->nodes.empty()) {
@@ -343,16 +405,6 @@ private:
   cluster_manifests created_;  // every createAny object so far
 };
 
-// A small integer hash, so label values spread evenly but are the same in every run.
-uint64_t mix(uint64_t x) {
-  x ^= x >> 33;
-  x *= 0xff51afd7ed558ccdULL;
-  x ^= x >> 33;
-  x *= 0xc4ceb9fe1a85ec53ULL;
-  x ^= x >> 33;
-  return x;
-}
-
 }  // namespace
 
 size_t workload::node_count() const {
@@ -379,13 +431,14 @@ size_t workload::init_pod_count() const {
 result<std::shared_ptr<node_info>> make_node(const node_template& t, size_t i) {
   auto node = std::make_shared<k8s::core::Node>(*t.proto);
   auto* meta = node->mutable_metadata();
-  std::string name = t.name_prefix + std::to_string(i);
+  std::string name = t.fixed_name.empty() ? t.name_prefix + std::to_string(i) : t.fixed_name;
   meta->set_name(name);
   meta->clear_generate_name();
   auto* labels = meta->mutable_labels();
+  if (t.hostname_label) (*labels)["kubernetes.io/hostname"] = name;
   for (auto& s : t.labels) {
     if (s.unique) (*labels)[s.key] = name;
-    else (*labels)[s.key] = s.values[mix(i) % s.values.size()];
+    else (*labels)[s.key] = s.values[i % s.values.size()];
   }
   return compile_node(std::move(node));
 }
@@ -436,6 +489,7 @@ spec:
   auto nt = std::make_shared<node_template>();
   nt->proto = node;
   nt->name_prefix = "scheduler-perf-";
+  nt->hostname_label = true;
   auto make_pods = [&](const std::string& ns) {
     auto p = std::make_shared<k8s::core::Pod>(*pod);
     p->mutable_metadata()->set_namespace_(ns);

@@ -9,7 +9,7 @@
 //     count: 5000
 //     nodeTemplatePath: templates/node-default.yaml       # relative to the workload file
 //     labelNodePrepareStrategy: {labelKey: topology.kubernetes.io/zone, labelValues: [a, b]}
-//     uniqueNodeLabelStrategy: {labelKey: kubernetes.io/hostname}
+//     uniqueNodeLabelStrategy: {labelKey: example.com/id}
 //   - opcode: createAny             # PriorityClass, Namespace, Service, ReplicaSet, PDB, ...
 //     templatePath: templates/priorityclass-high.yaml
 //   - opcode: createPods
@@ -21,9 +21,23 @@
 //   - opcode: churn
 //     mode: recreate                # recreate | create
 //     number: 1
-//     intervalMilliseconds: 1000
+//     intervalMilliseconds: 1000    # default 500, as scheduler_perf
 //     templatePaths: [templates/node-default.yaml, templates/pod-default.yaml]
-//   - opcode: barrier
+//   - opcode: barrier               # wait for every pod created so far (skipWaitToCompletion ones too)
+//
+// Nodes, as scheduler_perf's node preparer makes them: a template with metadata.generateName gives
+// "<generateName><i>" (count may be anything); one with only metadata.name gives that name (count
+// must be 1). Every createNodes node gets kubernetes.io/hostname = its name. labelNodePrepareStrategy
+// assigns its values round robin over the run's node numbers, values[i % values.size()] (scheduler_perf
+// round-robins over the op's nodes; the two agree for a first createNodes op, which is where every
+// scheduler_perf workload labels); uniqueNodeLabelStrategy's value is the node's name (a UUID upstream).
+// Pods are "<generateName><i>" in the op's namespace, uid "<namespace>/<name>".
+//
+// Churn: recreate creates `number` objects of each Node/Pod template on one tick and deletes them on
+// the next (scheduler_perf's ring of `number` slots; the same for number: 1, the only value its
+// workloads use). create makes `number` of each every tick without end (scheduler_perf's number
+// caps the ticks instead; its create-mode workloads leave it unset, unlimited). Other objects
+// (Services) in a churn op are parsed and not sent: nothing the plugins read per pod depends on them.
 //
 // Every error names the file and the field path ("w.yaml: ops[2].count: ..."). Templates that
 // need a plugin this scheduler does not implement (volumes, DRA) are refused with that reason.
@@ -45,10 +59,12 @@ struct node_label_strategy {
   bool unique = false;              // uniqueNodeLabelStrategy: value = the node's name
 };
 
-// A node template compiled once; make(i) stamps node number i.
+// A node template compiled once; make_node(t, i) stamps node number i.
 struct node_template {
   std::shared_ptr<const k8s::core::Node> proto;
-  std::string name_prefix;  // metadata.generateName, else metadata.name + "-"
+  std::string name_prefix;  // metadata.generateName, else "node-"; unused when fixed_name is set
+  std::string fixed_name;   // metadata.name of a template without generateName: the one node's name
+  bool hostname_label = false;  // createNodes: kubernetes.io/hostname = the node's name
   std::vector<node_label_strategy> labels;
 };
 
@@ -91,8 +107,8 @@ struct workload {
   size_t init_pod_count() const;
 };
 
-// Node number i of a template: name prefix + i, strategies applied (label values by a fixed hash
-// of i, so every run builds the same cluster).
+// Node number i of a template: its name (fixed, or prefix + i), hostname label and strategies
+// applied (labelNodePrepareStrategy values round robin: values[i % values.size()]).
 result<std::shared_ptr<node_info>> make_node(const node_template& t, size_t i);
 // Pod number i of a template.
 pod_info_ptr make_pod(const pod_template& t, size_t i);
