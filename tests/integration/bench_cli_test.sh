@@ -1,0 +1,140 @@
+#!/usr/bin/env bash
+# End-to-end tests of `kube-actor-scheduler bench`, one case per invocation:
+#   bench_cli_test.sh BINARY REPO_ROOT CASE
+#   bench_cli_test.sh --list            # the case names, one a line (CMakeLists.txt reads them)
+# run-* cases run bench/workloads/ci-small.yaml and check the result's shape and invariants: every
+# measured pod scheduled, no violation, a throughput and latency per pod. They never assert a time.
+# bad-* cases require exit code 2, nothing on stdout, and one line on stderr naming the problem.
+set -u
+
+list_cases() {
+  cat <<'CASES'
+run-json
+run-table
+run-report
+bad-missing-workload
+bad-workload-unknown-field
+bad-workload-volume
+bad-output-format
+bad-batching
+bad-window-ms
+bad-unknown-flag
+CASES
+}
+
+if [ "${1:-}" = "--list" ]; then list_cases; exit 0; fi
+if [ $# -ne 3 ]; then echo "usage: $0 BINARY REPO_ROOT CASE | --list" >&2; exit 64; fi
+
+bin=$1
+root=$2
+name=$3
+workloads=$root/bench/workloads
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+fail() { echo "FAIL [$name]: $*" >&2; exit 1; }
+show() { echo "--- stdout:"; cat "$tmp/out"; echo "--- stderr:"; cat "$tmp/err"; } >&2
+
+# run ARGS...: bench ARGS; sets rc, leaves $tmp/out and $tmp/err.
+run() {
+  timeout "${KAS_BENCH_TIMEOUT:-120}" "$bin" bench "$@" >"$tmp/out" 2>"$tmp/err"
+  rc=$?
+  [ "$rc" -ne 124 ] || { show; fail "bench did not finish within ${KAS_BENCH_TIMEOUT:-120} s"; }
+}
+
+# check_json: $tmp/out is one JSON result of ci-small with every measured pod scheduled.
+check_json() {
+  python3 - "$tmp/out" <<'PY' || { show; fail "bad JSON result"; }
+import json, sys
+try:
+    r = json.load(open(sys.argv[1]))
+except ValueError as e:
+    sys.exit("stdout is not one JSON object: %s" % e)
+problems = []
+def want(cond, what):
+    if not cond:
+        problems.append(what)
+want(r.get("workload") == "CISmall", "workload == CISmall, got %r" % r.get("workload"))
+want(r.get("nodes") == 100, "nodes == 100, got %r" % r.get("nodes"))
+want(r.get("initPods") == 50, "initPods == 50, got %r" % r.get("initPods"))
+want(r.get("measuredPods") == 500, "measuredPods == 500, got %r" % r.get("measuredPods"))
+want(r.get("scheduled") == r.get("measuredPods"), "scheduled == measuredPods, got %r" % r.get("scheduled"))
+want(r.get("unschedulable") == 0, "unschedulable == 0, got %r" % r.get("unschedulable"))
+want(r.get("invariants", {}).get("violations") == [], "invariants.violations == [], got %r" % r.get("invariants"))
+want(r.get("invariants", {}).get("checks", 0) > 0, "invariants.checks > 0")
+want(r.get("throughput", {}).get("avg", 0) > 0, "throughput.avg > 0, got %r" % r.get("throughput"))
+want(r.get("throughput", {}).get("samples", 0) >= 1, "throughput.samples >= 1")
+want(len(r.get("throughputWindows", [])) == r.get("throughput", {}).get("samples"), "one throughput sample per window")
+want(r.get("latencyMs", {}).get("samples") == r.get("measuredPods"), "latencyMs.samples == measuredPods, got %r" % r.get("latencyMs"))
+want(r.get("rawPodsPerSecond", 0) > 0, "rawPodsPerSecond > 0, got %r" % r.get("rawPodsPerSecond"))
+want(r.get("peakRssBytes", 0) > 0, "peakRssBytes > 0")
+want(r.get("events", {}).get("Scheduled", 0) >= r.get("measuredPods", 1), "a Scheduled event per pod")
+if problems:
+    sys.exit("; ".join(problems))
+PY
+}
+
+# bad "SUBSTRING..." -- ARGS...: exit 2, empty stdout, one stderr line naming every SUBSTRING.
+bad() {
+  local want=()
+  while [ "$1" != "--" ]; do want+=("$1"); shift; done
+  shift
+  run "$@"
+  [ "$rc" -eq 2 ] || { show; fail "exit code $rc, want 2"; }
+  [ ! -s "$tmp/out" ] || { show; fail "stdout must be empty on bad input"; }
+  local lines
+  lines=$(grep -c . "$tmp/err")
+  [ "$lines" -eq 1 ] || { show; fail "stderr has $lines lines, want exactly one"; }
+  local w
+  for w in "${want[@]}"; do
+    grep -qF -- "$w" "$tmp/err" || { show; fail "stderr does not name: $w"; }
+  done
+}
+
+ci=$workloads/ci-small.yaml
+case "$name" in
+  run-json)
+    run --workload "$ci" --output json --quiet
+    [ "$rc" -eq 0 ] || { show; fail "exit code $rc, want 0"; }
+    check_json ;;
+  run-table)
+    run --workload "$ci" --output table --quiet
+    [ "$rc" -eq 0 ] || { show; fail "exit code $rc, want 0"; }
+    for w in "CISmall" "100 nodes, 50 init pods, 500 measured pods" "throughput (pods/s)" "0 violations"; do
+      grep -qF -- "$w" "$tmp/out" || { show; fail "table does not show: $w"; }
+    done ;;
+  run-report)
+    run --workload "$ci" --output json --quiet --report "$tmp/report"
+    [ "$rc" -eq 0 ] || { show; fail "exit code $rc, want 0"; }
+    check_json
+    [ -s "$tmp/report/index.html" ] || { show; fail "no $tmp/report/index.html"; }
+    svgs=$(grep -o '<svg' "$tmp/report/index.html" | wc -l)
+    [ "$svgs" -eq 2 ] || fail "index.html has $svgs <svg elements, want 2 (throughput and latency CDF)" ;;
+  bad-missing-workload)
+    bad "$tmp/absent.yaml" "cannot read the file" -- --workload "$tmp/absent.yaml" --quiet ;;
+  bad-workload-unknown-field)
+    printf 'name: X\nthreshhold: 5\nops:\n- opcode: barrier\n' >"$tmp/w.yaml"
+    bad "$tmp/w.yaml: threshhold: unknown field" -- --workload "$tmp/w.yaml" --quiet ;;
+  bad-workload-volume)
+    mkdir -p "$tmp/templates"
+    printf 'apiVersion: v1\nkind: Pod\nmetadata: {generateName: pvc-}\nspec:\n  containers: [{name: c, image: i}]\n  volumes: [{name: d, persistentVolumeClaim: {claimName: d}}]\n' \
+      >"$tmp/templates/pvc-pod.yaml"
+    printf 'name: X\nops:\n- {opcode: createNodes, count: 1, nodeTemplatePath: %s}\n- {opcode: createPods, count: 1, podTemplatePath: templates/pvc-pod.yaml, collectMetrics: true}\n' \
+      "$workloads/templates/node-default.yaml" >"$tmp/w.yaml"
+    bad "$tmp/w.yaml: ops[1].podTemplatePath" "spec.volumes[0]" "VolumeBinding" -- --workload "$tmp/w.yaml" --quiet ;;
+  bad-output-format)
+    bad "--output" "xml" -- --workload "$ci" --output xml --quiet ;;
+  bad-batching)
+    bad "--batching" "maybe" -- --workload "$ci" --batching maybe --quiet ;;
+  bad-window-ms)
+    bad "--window-ms" "\"0\"" -- --workload "$ci" --window-ms 0 --quiet ;;
+  bad-unknown-flag)
+    # The usage text follows the error line; the first line must name the flag.
+    run --workload "$ci" --frobnicate --quiet
+    [ "$rc" -eq 2 ] || { show; fail "exit code $rc, want 2"; }
+    [ ! -s "$tmp/out" ] || { show; fail "stdout must be empty on bad input"; }
+    head -n1 "$tmp/err" | grep -qF -- 'unknown argument "--frobnicate"' || { show; fail "first stderr line does not name --frobnicate"; } ;;
+  *)
+    fail "unknown case" ;;
+esac
+exit 0
