@@ -26,6 +26,23 @@ struct driver_state {
   // The queue may hand back the pod object from before its status.nominatedNodeName was set, so
   // the driver remembers what it nominated (kube's nominator holds the same).
   std::unordered_map<std::string, std::string> nominations;
+  // Pods spread over workers: requests outstanding per worker (the least busy gets the next pod).
+  std::vector<uint32_t> worker_load;
+  // Opportunistic batching: the last fully scheduled pod's signature and its ranked nodes.
+  struct {
+    std::string signature;
+    fw::framework_ptr fwk;
+    snapshot_ptr snap;
+    std::vector<uint32_t> nodes;
+    size_t next = 0;
+    void clear() {
+      signature.clear();
+      nodes.clear();
+      snap.reset();
+      next = 0;
+    }
+  } batch;
+  uint64_t batched = 0;
   static inline const char* name = "cycle_driver";
 };
 
@@ -52,6 +69,7 @@ using pod_cycle_ptr = std::shared_ptr<pod_cycle>;
 
 void pull(self_ptr self);
 void begin(self_ptr self, queued_pod_ptr qp);
+void start_cycle(self_ptr self, queued_pod_ptr qp, snapshot_ptr snap);
 void after_filter(self_ptr self, pod_cycle_ptr pc);
 void after_score(self_ptr self, pod_cycle_ptr pc);
 void reserve(self_ptr self, pod_cycle_ptr pc, uint32_t node_index);
@@ -152,16 +170,92 @@ void pull(self_ptr self) {
   self->request(st.wiring->queue, caf::infinite, pop_atom::value, n)
     .then([=](std::vector<queued_pod_ptr>& pods) {
       self->state.popping = false;
-      for (auto& qp : pods) {
-        self->state.in_flight++;
-        begin(self, qp);
-      }
+      self->state.in_flight += static_cast<uint32_t>(pods.size());
+      // One snapshot for the whole batch: every pod in it is validated at assume anyway.
+      self->request(self->state.wiring->cache, caf::infinite, snap_atom::value).then([=](snapshot_ptr snap) {
+        for (auto& qp : pods) start_cycle(self, qp, snap);
+      });
       pull(self);
     });
 }
 
 void begin(self_ptr self, queued_pod_ptr qp) {
   self->request(self->state.wiring->cache, caf::infinite, snap_atom::value).then([=](snapshot_ptr snap) {
+    start_cycle(self, qp, std::move(snap));
+  });
+}
+
+bool has_nomination(self_ptr self, const pod_info& pod) {
+  return !pod.nominated_node_name.empty() || self->state.nominations.count(pod.uid);
+}
+
+// Opportunistic batching: the next node of the previous same-signature pod's ranked list. PreFilter
+// still runs (Reserve and the cache's re-validation read its state); Filter and Score do not.
+bool try_batch(self_ptr self, pod_cycle_ptr pc) {
+  auto& st = self->state;
+  auto& b = st.batch;
+  if (b.signature.empty() || b.next >= b.nodes.size() || b.fwk != pc->fwk) return false;
+  std::string sig = pc->fwk->sign_pod(*pc->queued->pod);
+  if (sig != b.signature) return false;
+  pc->snap = b.snap;
+  pc->state->set_snapshot(pc->snap);
+  fw::pre_filter_result pr;
+  if (!pc->fwk->run_pre_filter(*pc->state, *pc->queued->pod, *pc->snap, pr).is_success() || !pr.all_nodes()) {
+    b.clear();
+    pc->state = std::make_shared<fw::cycle_state>();
+    return false;
+  }
+  st.batched++;
+  reserve(self, pc, b.nodes[b.next++]);
+  return true;
+}
+
+// The whole algorithm on the least busy worker.
+void dispatch_whole_pod(self_ptr self, pod_cycle_ptr pc) {
+  auto& st = self->state;
+  auto& workers = st.wiring->workers;
+  if (st.worker_load.size() != workers.size()) st.worker_load.assign(workers.size(), 0);
+  size_t w = static_cast<size_t>(std::min_element(st.worker_load.begin(), st.worker_load.end()) - st.worker_load.begin());
+  auto work = std::make_shared<cycle_work>();
+  work->fwk = pc->fwk;
+  work->pod = pc->queued->pod;
+  work->snap = pc->snap;
+  work->start = st.next_start;
+  size_t n = pc->snap->size();
+  size_t want = static_cast<size_t>(
+    fw::num_feasible_nodes_to_find(pc->fwk->profile().percentage_of_nodes_to_score, static_cast<int64_t>(n)));
+  // Advance by the expected examination now, so pods in flight together start apart; the reply
+  // corrects it by what was really examined.
+  st.next_start = (st.next_start + want) % n;
+  std::string sig;
+  if (st.opts.batching) sig = pc->fwk->sign_pod(*pc->queued->pod);
+  work->ranked = !sig.empty();
+  st.worker_load[w]++;
+  self->request(workers[w], caf::infinite, work_atom::value, cycle_work_ptr(work))
+    .then([=](cycle_reply_ptr& rep) {
+      auto& st = self->state;
+      st.worker_load[w]--;
+      size_t n = pc->snap->size();
+      st.next_start = (st.next_start + n + rep->res.examined % n - want % n) % n;
+      pc->state = rep->state;
+      if (rep->res.result.is_success() && rep->res.node >= 0) {
+        if (!sig.empty()) {
+          st.batch.signature = sig;
+          st.batch.fwk = pc->fwk;
+          st.batch.snap = pc->snap;
+          st.batch.nodes = std::move(rep->ranked);
+          st.batch.next = 0;
+        }
+        reserve(self, pc, static_cast<uint32_t>(rep->res.node));
+        return;
+      }
+      pc->statuses = std::move(rep->res.statuses);
+      fail_unschedulable(self, pc, rep->res.result, rep->res.pre_filter_message);
+    });
+}
+
+void start_cycle(self_ptr self, queued_pod_ptr qp, snapshot_ptr snap) {
+  {
     auto& st = self->state;
     auto pc = std::make_shared<pod_cycle>();
     pc->queued = qp;
@@ -191,6 +285,14 @@ void begin(self_ptr self, queued_pod_ptr qp) {
       finish_cycle(self);
       return;
     }
+    // Pods spread over workers whenever several are in flight (nominated pods and --explain take
+    // the node-range path, which evaluates the nominated node first and records every verdict).
+    bool whole_pod = st.opts.pipeline_depth > 1 && !st.opts.explain && !has_nomination(self, pod);
+    if (whole_pod) {
+      if (st.opts.batching && try_batch(self, pc)) return;
+      dispatch_whole_pod(self, pc);
+      return;
+    }
     fw::pre_filter_result pr;
     auto s = pc->fwk->run_pre_filter(*pc->state, pod, snapr, pr);
     if (!s.is_success()) {
@@ -204,29 +306,7 @@ void begin(self_ptr self, queued_pod_ptr qp) {
     }
     if (try_nominated_node(self, pc)) return;
     // Candidates in examination order: from the round-robin start index.
-    size_t n = snapr.size();
-    if (pr.all_nodes()) {
-      pc->order.resize(n);
-      size_t start = st.next_start % n;
-      for (size_t i = 0; i < n; ++i) pc->order[i] = static_cast<uint32_t>((start + i) % n);
-    } else {
-      std::vector<uint32_t> named;
-      for (auto& name : *pr.node_names) {
-        long idx = snapr.index_of(name);
-        if (idx >= 0) named.push_back(static_cast<uint32_t>(idx));
-      }
-      std::sort(named.begin(), named.end());
-      size_t start = named.empty() ? 0 : st.next_start % named.size();
-      for (size_t i = 0; i < named.size(); ++i) pc->order.push_back(named[(start + i) % named.size()]);
-      std::vector<std::string_view> plugins = pr.from_plugins;
-      std::sort(plugins.begin(), plugins.end());
-      std::string msg = "node(s) didn't satisfy plugin(s) [";
-      for (size_t i = 0; i < plugins.size(); ++i) msg += (i ? " " : "") + std::string(plugins[i]);
-      msg += "]";
-      // Named after the narrowing plugin, so the queue requeues the pod on that plugin's events.
-      pc->statuses.absent = fw::status(fw::code::unschedulable_and_unresolvable, fw::intern(msg));
-      if (!plugins.empty()) pc->statuses.absent->with_plugin(pr.from_plugins.front());
-    }
+    fw::candidate_order(snapr, pr, st.next_start, pc->order, pc->statuses);
     bool explain = st.opts.explain;
     pc->want = explain ? pc->order.size()
                        : static_cast<size_t>(fw::num_feasible_nodes_to_find(
@@ -261,7 +341,7 @@ void begin(self_ptr self, queued_pod_ptr qp) {
         if (--pc->pending == 0) after_filter(self, pc);
       });
     }
-  });
+  }
 }
 
 void after_filter(self_ptr self, pod_cycle_ptr pc) {
@@ -355,18 +435,7 @@ void after_score(self_ptr self, pod_cycle_ptr pc) {
     return;
   }
   if (k == 0) totals.assign(nodes.size(), 1);  // kube: with no score plugins every node scores 1
-  // selectHost: the highest total; ties broken uniformly at random (reservoir sampling).
-  size_t best = 0;
-  size_t ties = 1;
-  for (size_t i = 1; i < nodes.size(); ++i) {
-    if (totals[i] > totals[best]) {
-      best = i;
-      ties = 1;
-    } else if (totals[i] == totals[best]) {
-      ++ties;
-      if (std::uniform_int_distribution<size_t>(0, ties - 1)(st.rng) == 0) best = i;
-    }
-  }
+  size_t best = fw::select_host(totals, st.rng);
   if (st.opts.explain) {
     for (size_t i = 0; i < nodes.size(); ++i) {
       explain_record::score_row row;

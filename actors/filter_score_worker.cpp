@@ -41,11 +41,28 @@ score_reply run_score_work(const score_work& w) {
   return rep;
 }
 
-worker_actor spawn_filter_score_worker(caf::actor_system& sys) {
-  return sys.spawn([]() -> worker_actor::behavior_type {
+cycle_reply_ptr run_cycle_work(const cycle_work& w, std::mt19937_64& rng) {
+  auto rep = std::make_shared<cycle_reply>();
+  rep->state = std::make_shared<fw::cycle_state>();
+  rep->state->set_snapshot(w.snap);
+  rep->res = fw::schedule_one(*w.fwk, *rep->state, *w.pod, *w.snap, w.start, rng, w.ranked ? &rep->ranked : nullptr);
+  return rep;
+}
+
+namespace {
+struct worker_state {
+  std::mt19937_64 rng;  // selectHost's tie-breaking, when whole pods run here
+  static inline const char* name = "filter_score_worker";
+};
+}  // namespace
+
+worker_actor spawn_filter_score_worker(caf::actor_system& sys, uint64_t seed) {
+  return sys.spawn([seed](worker_actor::stateful_pointer<worker_state> self) -> worker_actor::behavior_type {
+    self->state.rng.seed(seed);
     return {
       [](work_atom, const filter_work_ptr& w) { return run_filter_work(*w); },
       [](work_atom, const score_work_ptr& w) { return run_score_work(*w); },
+      [self](work_atom, const cycle_work_ptr& w) { return run_cycle_work(*w, self->state.rng); },
     };
   });
 }

@@ -2,14 +2,17 @@
 // filter_score_worker: runs the Filter and Score plugins of one pod over a range of nodes. Owns
 // nothing between messages: everything it reads (snapshot, cycle state, framework) arrives as
 // immutable shared values, so any number of workers run in parallel on different ranges.
+#include <random>
+
 #include "actors/handles.hpp"
 
 namespace kas {
 
-worker_actor spawn_filter_score_worker(caf::actor_system& sys);
+worker_actor spawn_filter_score_worker(caf::actor_system& sys, uint64_t seed = 0);
 
 // The kernels, callable without actors (the bench's raw-kernel loop and the tests use them).
 filter_reply run_filter_work(const filter_work& w);
 score_reply run_score_work(const score_work& w);
+cycle_reply_ptr run_cycle_work(const cycle_work& w, std::mt19937_64& rng);
 
 }  // namespace kas

@@ -48,7 +48,9 @@ using worker_actor = caf::typed_actor<
   // Filter one node range for one pod.
   caf::replies_to<work_atom, filter_work_ptr>::with<filter_reply>,
   // Score a set of feasible nodes for one pod.
-  caf::replies_to<work_atom, score_work_ptr>::with<score_reply>>;
+  caf::replies_to<work_atom, score_work_ptr>::with<score_reply>,
+  // The whole algorithm for one pod over the whole snapshot (pods spread over workers).
+  caf::replies_to<work_atom, cycle_work_ptr>::with<cycle_reply_ptr>>;
 
 using binder_actor = caf::typed_actor<
   // Run the binding cycle (PreBind, Bind, PostBind) for a reserved and permitted pod.

@@ -55,7 +55,7 @@ void scheduler_cache::add_or_update_node(std::shared_ptr<node_info> compiled) {
   if (i >= 0)
     snap_ = snap_.with_node(static_cast<size_t>(i), std::move(compiled), generation_);
   else
-    snap_ = snap_.with_added_node(std::move(compiled), generation_);
+    snap_.add_node(std::move(compiled), generation_);
   published_.reset();
 }
 

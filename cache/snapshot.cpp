@@ -31,8 +31,13 @@ snapshot snapshot::with_node(size_t i, node_info_ptr n, uint64_t generation) con
 }
 
 snapshot snapshot::with_added_node(node_info_ptr n, uint64_t generation) const {
-  assert(index_of(n->name) < 0);
   snapshot out = *this;
+  out.add_node(std::move(n), generation);
+  return out;
+}
+
+void snapshot::add_node(node_info_ptr n, uint64_t generation) {
+  assert(index_of(n->name) < 0);
   const size_t i = size_;
   const bool new_chunk = i % chunk_size == 0;
   std::shared_ptr<chunk> tail;
@@ -42,19 +47,19 @@ snapshot snapshot::with_added_node(node_info_ptr n, uint64_t generation) const {
   } else {
     tail = std::make_shared<chunk>(*chunks_.back());
   }
-  auto idx = std::make_shared<index_map>(*index_);
-  (*idx)[n->name] = i;
-  out.index_ = std::move(idx);
-  out.update_affinity_lists(static_cast<uint32_t>(i), nullptr, *n);
-  out.update_image_counts(nullptr, n.get());
+  // The name index is extended in place when no other snapshot shares it (the cache adding nodes
+  // one by one before publishing); copying it every time made adding n nodes O(n^2).
+  if (index_.use_count() != 1) index_ = std::make_shared<index_map>(*index_);
+  const_cast<index_map&>(*index_)[n->name] = i;
+  update_affinity_lists(static_cast<uint32_t>(i), nullptr, *n);
+  update_image_counts(nullptr, n.get());
   tail->push_back(std::move(n));
   if (new_chunk)
-    out.chunks_.push_back(std::move(tail));
+    chunks_.push_back(std::move(tail));
   else
-    out.chunks_.back() = std::move(tail);
-  out.size_ = size_ + 1;
-  out.generation_ = generation;
-  return out;
+    chunks_.back() = std::move(tail);
+  size_ = size_ + 1;
+  generation_ = generation;
 }
 
 snapshot snapshot::without_node(std::string_view name, uint64_t generation) const {

@@ -65,6 +65,10 @@ public:
   // Builders: each returns a new snapshot sharing every untouched chunk with this one.
   snapshot with_node(size_t i, node_info_ptr n, uint64_t generation) const;
   snapshot with_added_node(node_info_ptr n, uint64_t generation) const;
+  // The same, in place: for the owner of a working copy (scheduler_cache), which must not have
+  // handed this object out (published snapshots are copies; they may share the index, and then it
+  // is copied).
+  void add_node(node_info_ptr n, uint64_t generation);
   // Removal moves the last node into the hole (order is not semantic; the round-robin start index
   // is), so it costs two chunks and an index update.
   snapshot without_node(std::string_view name, uint64_t generation) const;

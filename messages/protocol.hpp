@@ -22,6 +22,7 @@
 #include "cache/pod_info.hpp"
 #include "cache/snapshot.hpp"
 #include "plugins/framework/framework.hpp"
+#include "plugins/framework/schedule_one.hpp"
 
 namespace kas {
 
@@ -161,6 +162,24 @@ struct score_reply {
   fw::status error;
 };
 
+// Work for one filter_score_worker when pods, not nodes, are spread over the workers: the whole
+// scheduling algorithm (fw::schedule_one) for one pod over the whole snapshot.
+struct cycle_work {
+  fw::framework_ptr fwk;
+  pod_info_ptr pod;
+  snapshot_ptr snap;
+  size_t start = 0;     // round-robin start index
+  bool ranked = false;  // also return the other feasible nodes by descending score (batching)
+};
+using cycle_work_ptr = std::shared_ptr<const cycle_work>;
+
+struct cycle_reply {
+  fw::schedule_result res;
+  std::shared_ptr<fw::cycle_state> state;  // after PreFilter/PreScore: Reserve and PostFilter need it
+  std::vector<uint32_t> ranked;            // snapshot indexes, best first, the selected node excluded
+};
+using cycle_reply_ptr = std::shared_ptr<cycle_reply>;
+
 // Reservation request to the snapshot cache: assume `pod` on `node`, as evaluated on snapshot
 // generation `generation`. Nodes changed since then are re-filtered against current state.
 struct assume_request {
@@ -224,6 +243,8 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kas::filter_work_ptr)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kas::filter_reply)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kas::score_work_ptr)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kas::score_reply)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kas::cycle_work_ptr)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kas::cycle_reply_ptr)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kas::assume_request)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kas::assume_reply)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kas::queue_stats)

@@ -12,7 +12,7 @@ void cycle_state::write(std::string_view key, std::shared_ptr<state_data> data) 
   entries_.emplace_back(key, std::move(data));
 }
 
-state_data* cycle_state::read(std::string_view key) const {
+state_data* cycle_state::read_slow(std::string_view key) const {
   for (auto& e : entries_)
     if (e.first == key) return e.second.get();
   return nullptr;

@@ -22,11 +22,17 @@ struct state_data {
 class cycle_state {
 public:
   void write(std::string_view key, std::shared_ptr<state_data> data);
-  // Null when absent.
-  state_data* read(std::string_view key) const;
+  // Null when absent. Keys are string literals: a pointer match is tried before the text.
+  state_data* read(std::string_view key) const {
+    for (auto& e : entries_)
+      if (e.first.data() == key.data() && e.first.size() == key.size()) return e.second.get();
+    return read_slow(key);
+  }
+  // Each key belongs to one plugin, which always writes the same type under it, so the cast is
+  // static: this runs per node in Filter and Score.
   template <class T>
   T* read_as(std::string_view key) const {
-    return dynamic_cast<T*>(read(key));
+    return static_cast<T*>(read(key));
   }
   void erase(std::string_view key);
 
@@ -50,6 +56,7 @@ public:
   bool record_plugin_metrics = false;
 
 private:
+  state_data* read_slow(std::string_view key) const;
   std::vector<std::pair<std::string_view, std::shared_ptr<state_data>>> entries_;
   std::shared_ptr<const kas::snapshot> snapshot_;
 };

@@ -50,7 +50,7 @@ size_t select_host(const std::vector<int64_t>& totals, std::mt19937_64& rng) {
 }
 
 schedule_result schedule_one(const framework& fwk, cycle_state& state, const pod_info& pod, const snapshot& snap,
-                             size_t start, std::mt19937_64& rng) {
+                             size_t start, std::mt19937_64& rng, std::vector<uint32_t>* ranked) {
   schedule_result out;
   if (snap.size() == 0) {
     out.result = status(code::unschedulable_and_unresolvable, "no nodes available to schedule pods");
@@ -66,20 +66,31 @@ schedule_result schedule_one(const framework& fwk, cycle_state& state, const pod
     out.result = s;
     return out;
   }
+  // Every node from the start index (not materialized: only about a tenth is examined on a big
+  // cluster), or the PreFilter result's nodes.
   thread_local std::vector<uint32_t> order;
-  candidate_order(snap, pr, start, order, out.statuses);
+  size_t n = snap.size();
+  size_t first = start % n;
+  size_t candidates = n;
+  if (!pr.all_nodes()) {
+    candidate_order(snap, pr, start, order, out.statuses);
+    candidates = order.size();
+  }
   size_t want = static_cast<size_t>(
-    num_feasible_nodes_to_find(fwk.profile().percentage_of_nodes_to_score, static_cast<int64_t>(order.size())));
+    num_feasible_nodes_to_find(fwk.profile().percentage_of_nodes_to_score, static_cast<int64_t>(candidates)));
   thread_local std::vector<const node_info*> feasible;
+  thread_local std::vector<uint32_t> feasible_idx;
   feasible.clear();
+  feasible_idx.clear();
   bool nominated = snap.has_nominated_pods();
-  for (uint32_t idx : order) {
-    if (feasible.size() >= want) break;
+  for (size_t i = 0; i < candidates && feasible.size() < want; ++i) {
+    uint32_t idx = pr.all_nodes() ? static_cast<uint32_t>(first + i < n ? first + i : first + i - n) : order[i];
     const node_info& node = snap.node(idx);
     ++out.examined;
     auto fs = nominated ? fwk.run_filter_with_nominated_pods(state, pod, node, snap) : fwk.run_filter(state, pod, node);
     if (fs.is_success()) {
       feasible.push_back(&node);
+      feasible_idx.push_back(idx);
     } else if (fs.get_code() == code::error) {
       out.result = fs;
       return out;
@@ -92,9 +103,8 @@ schedule_result schedule_one(const framework& fwk, cycle_state& state, const pod
     out.result = status(code::unschedulable);
     return out;
   }
-  auto index_of = [&](const node_info* n) { return snap.index_of(n->name); };
   if (feasible.size() == 1) {
-    out.node = index_of(feasible.front());
+    out.node = feasible_idx.front();
     return out;
   }
   s = fwk.run_pre_score(state, pod, feasible);
@@ -124,7 +134,18 @@ schedule_result schedule_one(const framework& fwk, cycle_state& state, const pod
     return out;
   }
   if (k == 0) totals.assign(feasible.size(), 1);  // kube: with no score plugins every node scores 1
-  out.node = index_of(feasible[select_host(totals, rng)]);
+  size_t best = select_host(totals, rng);
+  out.node = feasible_idx[best];
+  if (ranked) {
+    thread_local std::vector<uint32_t> by_score;
+    by_score.resize(feasible.size());
+    for (size_t i = 0; i < by_score.size(); ++i) by_score[i] = static_cast<uint32_t>(i);
+    std::stable_sort(by_score.begin(), by_score.end(), [&](uint32_t a, uint32_t b) { return totals[a] > totals[b]; });
+    ranked->clear();
+    ranked->reserve(by_score.size());
+    for (uint32_t i : by_score)
+      if (i != best) ranked->push_back(feasible_idx[i]);
+  }
   return out;
 }
 

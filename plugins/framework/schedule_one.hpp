@@ -34,7 +34,9 @@ void candidate_order(const snapshot& snap, const pre_filter_result& pr, size_t s
 size_t select_host(const std::vector<int64_t>& totals, std::mt19937_64& rng);
 
 // Runs the algorithm over `snap` for `pod` with a fresh `state` (whose snapshot must be `snap`).
+// With `ranked`, it also lists the other scored nodes by descending total (opportunistic batching
+// places the next pod of the same signature on the head of that list).
 schedule_result schedule_one(const framework& fwk, cycle_state& state, const pod_info& pod, const snapshot& snap,
-                             size_t start, std::mt19937_64& rng);
+                             size_t start, std::mt19937_64& rng, std::vector<uint32_t>* ranked = nullptr);
 
 }  // namespace kas::fw

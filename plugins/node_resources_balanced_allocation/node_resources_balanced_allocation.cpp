@@ -66,24 +66,32 @@ result<balanced_allocation_args> parse_balanced_allocation_args(const YAML::Node
   return out;
 }
 
-int64_t balanced_resource_score(const std::vector<int64_t>& requested, const std::vector<int64_t>& allocatable) {
-  std::vector<double> fractions;
+int64_t balanced_resource_score(const resource_values& requested, const resource_values& allocatable) {
+  // The fractions of the resources the node has (allocatable 0 is left out), capped at 1.
+  auto fraction = [&](size_t i) {
+    double f = static_cast<double>(requested[i]) / static_cast<double>(allocatable[i]);
+    return f > 1 ? 1.0 : f;
+  };
   double total = 0;
+  size_t count = 0;
+  double first = 0, second = 0;
   for (size_t i = 0; i < requested.size(); ++i) {
     if (allocatable[i] == 0) continue;
-    double f = static_cast<double>(requested[i]) / static_cast<double>(allocatable[i]);
-    if (f > 1) f = 1;
+    double f = fraction(i);
+    if (count == 0) first = f;
+    if (count == 1) second = f;
     total += f;
-    fractions.push_back(f);
+    ++count;
   }
   double std_dev = 0;
-  if (fractions.size() == 2) {
-    std_dev = std::abs((fractions[0] - fractions[1]) / 2);
-  } else if (fractions.size() > 2) {
-    double mean = total / static_cast<double>(fractions.size());
+  if (count == 2) {
+    std_dev = std::abs((first - second) / 2);
+  } else if (count > 2) {
+    double mean = total / static_cast<double>(count);
     double sum = 0;
-    for (double f : fractions) sum += (f - mean) * (f - mean);
-    std_dev = std::sqrt(sum / static_cast<double>(fractions.size()));
+    for (size_t i = 0; i < requested.size(); ++i)
+      if (allocatable[i] != 0) sum += (fraction(i) - mean) * (fraction(i) - mean);
+    std_dev = std::sqrt(sum / static_cast<double>(count));
   }
   return static_cast<int64_t>((1 - std_dev) * static_cast<double>(fw::max_node_score));
 }
@@ -108,7 +116,7 @@ std::vector<int64_t> node_resources_balanced_allocation::pod_requests(const pod_
 
 int64_t node_resources_balanced_allocation::score_requests(const node_info& node,
                                                            const std::vector<int64_t>& pod_requests) const {
-  std::vector<int64_t> requested(pod_requests.size()), allocatable(pod_requests.size());
+  resource_values requested(pod_requests.size()), allocatable(pod_requests.size());
   for (size_t i = 0; i < pod_requests.size(); ++i) {
     const std::string& r = args_.resources[i].name;
     allocatable_and_requested(node, r, pod_requests[i], allocatable[i], requested[i]);

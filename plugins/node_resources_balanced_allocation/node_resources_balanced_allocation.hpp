@@ -18,6 +18,7 @@
 #include "plugins/framework/handle.hpp"
 #include "plugins/framework/interfaces.hpp"
 #include "plugins/node_resources_fit/fit_args.hpp"
+#include "plugins/node_resources_fit/resource_allocation.hpp"
 
 namespace kas::plugins {
 
@@ -30,7 +31,7 @@ struct balanced_allocation_args {
 result<balanced_allocation_args> parse_balanced_allocation_args(const YAML::Node& args, const std::string& path);
 
 // kube's balancedResourceScorer: fractions capped at 1, resources with allocatable 0 left out.
-int64_t balanced_resource_score(const std::vector<int64_t>& requested, const std::vector<int64_t>& allocatable);
+int64_t balanced_resource_score(const resource_values& requested, const resource_values& allocatable);
 
 class node_resources_balanced_allocation final : public fw::pre_score_plugin,
                                                  public fw::score_plugin,

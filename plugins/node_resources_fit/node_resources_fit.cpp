@@ -98,7 +98,7 @@ fw::status node_resources_fit::pre_score(fw::cycle_state& state, const pod_info&
 
 int64_t node_resources_fit::score_requests(const node_info& node, const std::vector<int64_t>& pod_requests) const {
   const size_t n = args_.resources.size();
-  std::vector<int64_t> requested(n, 0), allocatable(n, 0);
+  resource_values requested(n), allocatable(n);
   for (size_t i = 0; i < n; ++i)
     allocatable_and_requested(node, args_.resources[i].name, pod_requests[i], allocatable[i], requested[i]);
   switch (args_.type) {

@@ -73,8 +73,8 @@ void allocatable_and_requested(const node_info& node, const std::string& resourc
   }
 }
 
-int64_t least_allocated_score(const std::vector<resource_spec>& resources, const std::vector<int64_t>& requested,
-                              const std::vector<int64_t>& allocatable) {
+int64_t least_allocated_score(const std::vector<resource_spec>& resources, const resource_values& requested,
+                              const resource_values& allocatable) {
   int64_t node_score = 0, weight_sum = 0;
   for (size_t i = 0; i < requested.size(); ++i) {
     if (allocatable[i] == 0) continue;
@@ -84,8 +84,8 @@ int64_t least_allocated_score(const std::vector<resource_spec>& resources, const
   return weight_sum == 0 ? 0 : node_score / weight_sum;
 }
 
-int64_t most_allocated_score(const std::vector<resource_spec>& resources, const std::vector<int64_t>& requested,
-                             const std::vector<int64_t>& allocatable) {
+int64_t most_allocated_score(const std::vector<resource_spec>& resources, const resource_values& requested,
+                             const resource_values& allocatable) {
   int64_t node_score = 0, weight_sum = 0;
   for (size_t i = 0; i < requested.size(); ++i) {
     if (allocatable[i] == 0) continue;
@@ -97,8 +97,8 @@ int64_t most_allocated_score(const std::vector<resource_spec>& resources, const 
 
 int64_t requested_to_capacity_ratio_score(const std::vector<resource_spec>& resources,
                                           const std::vector<utilization_shape_point>& shape,
-                                          const std::vector<int64_t>& requested,
-                                          const std::vector<int64_t>& allocatable) {
+                                          const resource_values& requested,
+                                          const resource_values& allocatable) {
   constexpr int64_t max_utilization = 100;
   int64_t node_score = 0, weight_sum = 0;
   for (size_t i = 0; i < requested.size(); ++i) {

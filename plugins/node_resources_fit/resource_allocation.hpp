@@ -3,13 +3,37 @@
 // noderesources/resource_allocation.go, least_allocated.go, most_allocated.go,
 // requested_to_capacity_ratio.go). Pure functions over int64 vectors, one entry per configured
 // resource; an entry with allocatable 0 is left out of the weighted average.
+#include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "cache/node_info.hpp"
 #include "plugins/node_resources_fit/fit_args.hpp"
 
 namespace kas::plugins {
+
+// One value per configured resource, for one node. Score runs once per node per pod, so this
+// lives on the stack: profiles score a handful of resources (the heap is used past eight).
+class resource_values {
+public:
+  explicit resource_values(size_t n)
+      : n_(n), heap_(n > inline_cap ? std::make_unique<int64_t[]>(n) : nullptr), p_(heap_ ? heap_.get() : inline_) {
+    std::fill(p_, p_ + n_, 0);
+  }
+  resource_values(const resource_values&) = delete;
+  resource_values& operator=(const resource_values&) = delete;
+  int64_t& operator[](size_t i) { return p_[i]; }
+  int64_t operator[](size_t i) const { return p_[i]; }
+  size_t size() const { return n_; }
+
+private:
+  static constexpr size_t inline_cap = 8;
+  size_t n_;
+  int64_t inline_[inline_cap];
+  std::unique_ptr<int64_t[]> heap_;
+  int64_t* p_;
+};
 
 // The pod's request for each configured resource, as scoring sees it: cpu and memory come from
 // non_zero_requests (100m / 200Mi defaults for containers that request none), the rest from requests.
@@ -20,14 +44,14 @@ std::vector<int64_t> pod_score_requests(const pod_info& pod, const std::vector<r
 void allocatable_and_requested(const node_info& node, const std::string& resource, int64_t pod_request,
                                int64_t& allocatable, int64_t& requested);
 
-int64_t least_allocated_score(const std::vector<resource_spec>& resources, const std::vector<int64_t>& requested,
-                              const std::vector<int64_t>& allocatable);
-int64_t most_allocated_score(const std::vector<resource_spec>& resources, const std::vector<int64_t>& requested,
-                             const std::vector<int64_t>& allocatable);
+int64_t least_allocated_score(const std::vector<resource_spec>& resources, const resource_values& requested,
+                              const resource_values& allocatable);
+int64_t most_allocated_score(const std::vector<resource_spec>& resources, const resource_values& requested,
+                             const resource_values& allocatable);
 // `shape` uses the configured [0, 10] scores; they are scaled to [0, 100] here.
 int64_t requested_to_capacity_ratio_score(const std::vector<resource_spec>& resources,
                                           const std::vector<utilization_shape_point>& shape,
-                                          const std::vector<int64_t>& requested,
-                                          const std::vector<int64_t>& allocatable);
+                                          const resource_values& requested,
+                                          const resource_values& allocatable);
 
 }  // namespace kas::plugins
