@@ -298,7 +298,9 @@ cluster_actor spawn_embedded_cluster(caf::actor_system& sys, const cluster_optio
         auto probe_scope = self->state.probe->begin(self->mailbox().size());
         auto& st = self->state;
         auto it = st.pods.find(uid);
-        if (it == st.pods.end()) return;
+        // A failure report can arrive after a later attempt's binding landed (the recorder and the
+        // binder reach the cluster on different paths); a bound pod keeps PodScheduled=True.
+        if (it == st.pods.end() || (c.status == "False" && !it->second->node_name.empty())) return;
         const pod_condition* cur = it->second->condition(c.type);
         if (cur && *cur == c) return;
         auto updated = std::make_shared<pod_info>(*it->second);

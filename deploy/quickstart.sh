@@ -2,7 +2,7 @@
 # kube-actor-scheduler quickstart: install what is missing (Debian packages only), configure,
 # build into build/, then either run the main job on the embedded default or, with `test`, run
 # every test.
-#   deploy/quickstart.sh        build and simulate the example cluster
+#   deploy/quickstart.sh        build and run the benchmark (SchedulingBasic, 5000 nodes)
 #   deploy/quickstart.sh test   build and run the whole test suite (ctest)
 set -euo pipefail
 
@@ -12,7 +12,7 @@ cd "$root"
 
 packages=(build-essential cmake libcaf-dev libprotobuf-dev protobuf-compiler libyaml-cpp-dev libspdlog-dev
           prometheus-cpp-dev libgtest-dev googletest libbenchmark-dev libcurl4-openssl-dev libssl-dev
-          libsimdjson-dev python3)
+          libsimdjson-dev python3 prometheus)  # prometheus: the server and promtool the observability tests run
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -34,7 +34,7 @@ case "$mode" in
     ctest --test-dir build --output-on-failure -j "$jobs"
     ;;
   run)
-    ./build/kube-actor-scheduler simulate --cluster bench/examples/basic.yaml --output table
+    ./build/kube-actor-scheduler bench
     ;;
   *)
     echo "usage: deploy/quickstart.sh [test]" >&2

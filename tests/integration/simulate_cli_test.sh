@@ -55,6 +55,10 @@ bad-config-duplicate-plugin-config
 bad-config-queue-sort
 bad-config-no-bind
 bad-output-format
+bad-metrics-bind-address
+bad-logging-format
+logging-json
+events-summary
 CASES
 }
 
@@ -259,6 +263,30 @@ PY
     rc=$?
     [ "$rc" -eq 2 ] || { show; fail "exit code $rc, want 2"; }
     grep -q -- "--output" "$tmp/err" || { show; fail "stderr does not name --output"; }
+    ;;
+  bad-metrics-bind-address)
+    bad "--metrics-bind-address" "garbage" -- --cluster "$examples/basic.yaml" --metrics-bind-address garbage ;;
+  bad-logging-format)
+    bad "--logging-format" "xml" -- --cluster "$examples/basic.yaml" --logging-format xml ;;
+  logging-json)
+    # --logging-format=json: every stderr line is one JSON object with ts, level, msg and the fields.
+    run --cluster "$examples/basic.yaml" --logging-format=json -v 2
+    [ "$rc" -eq 0 ] || { show; fail "exit code $rc"; }
+    python3 - "$tmp/err" <<'PY' || { show; fail "stderr is not JSON lines with the decision fields"; }
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+assert lines and all({"ts", "level", "msg"} <= set(l) for l in lines), lines
+bound = [l for l in lines if l["msg"] == "Successfully bound pod to node"]
+assert {"pod": "default/small", "node": "n1"}.items() <= bound[0].items(), bound
+assert any(l["msg"].startswith("Unable to schedule pod") and l["pod"] == "default/big" for l in lines), lines
+PY
+    ;;
+  events-summary)
+    # The summary counts the cluster's Events by reason (an aggregated Event counts its occurrences).
+    run --cluster "$examples/basic.yaml"
+    [ "$rc" -eq 0 ] || { show; fail "exit code $rc"; }
+    python3 -c 'import json,sys; e=json.load(open(sys.argv[1]))["summary"]["events"]; assert e["Scheduled"]==2 and e["FailedScheduling"]>=1, e' \
+      "$tmp/out" || { show; fail "summary.events wrong"; }
     ;;
   *) fail "unknown case (see --list)" ;;
 esac
