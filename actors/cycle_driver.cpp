@@ -1,6 +1,7 @@
 #include "actors/cycle_driver.hpp"
 
 #include <algorithm>
+#include <array>
 #include <random>
 #include <unordered_map>
 
@@ -43,6 +44,15 @@ struct driver_state {
     }
   } batch;
   uint64_t batched = 0;
+  std::unique_ptr<obs::actor_probe> probe;
+  // framework_extension_point_duration_seconds{extension_point, status, profile}, resolved at spawn
+  // per profile: [profile][point][0 = Success, 1 = not].
+  enum point { pre_filter, filter, pre_score, score, post_filter, reserve, permit, points };
+  std::unordered_map<const fw::framework*, std::array<std::array<obs::histogram*, 2>, points>> ep;
+  void observe(const fw::framework* f, point p, bool ok, int64_t ns) {
+    auto it = ep.find(f);
+    if (it != ep.end() && ns > 0) it->second[p][ok ? 0 : 1]->observe(static_cast<double>(ns) * 1e-9);
+  }
   static inline const char* name = "cycle_driver";
 };
 
@@ -64,6 +74,7 @@ struct pod_cycle {
   size_t pending = 0;
   size_t want = 0;
   explain_record explain;
+  std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
 };
 using pod_cycle_ptr = std::shared_ptr<pod_cycle>;
 
@@ -93,6 +104,9 @@ void fail_unschedulable(self_ptr self, pod_cycle_ptr pc, const fw::status& s, co
   failure_report r;
   r.pod = pc->queued;
   r.cycle = pc->cycle;
+  r.started = pc->started;
+  if (auto* m = self->state.wiring->metrics.get())
+    m->scheduling_algorithm_duration.observe_duration(std::chrono::steady_clock::now() - pc->started);
   bool preempted = false;
   if (s.get_code() == fw::code::error) {
     r.result = s;
@@ -101,7 +115,14 @@ void fail_unschedulable(self_ptr self, pod_cycle_ptr pc, const fw::status& s, co
     std::string post_msg;
     if (pc->fwk->has_post_filter()) {
       fw::post_filter_result pfr;
+      auto t0 = std::chrono::steady_clock::now();
       auto ps = pc->fwk->run_post_filter(*pc->state, *pc->queued->pod, *pc->snap, pc->statuses, pfr);
+      self->state.observe(pc->fwk.get(), driver_state::post_filter, ps.is_success(),
+                          (std::chrono::steady_clock::now() - t0).count());
+      if (auto* m = self->state.wiring->metrics.get(); m && ps.get_code() != fw::code::unschedulable_and_unresolvable) {
+        m->preemption_attempts.inc();
+        if (ps.is_success()) m->preemption_victims.observe(static_cast<double>(pfr.victims.size()));
+      }
       // Success (preemption nominated a node) still ends this attempt as unschedulable, with the
       // FitError message alone; the victims' deletions requeue the pod.
       if (!ps.is_success()) post_msg = ps.message();
@@ -169,6 +190,7 @@ void pull(self_ptr self) {
   uint32_t n = st.opts.pipeline_depth - st.in_flight;
   self->request(st.wiring->queue, caf::infinite, pop_atom::value, n)
     .then([=](std::vector<queued_pod_ptr>& pods) {
+      auto probe_scope = self->state.probe->begin(self->mailbox().size());
       self->state.popping = false;
       self->state.in_flight += static_cast<uint32_t>(pods.size());
       // One snapshot for the whole batch: every pod in it is validated at assume anyway.
@@ -235,6 +257,14 @@ void dispatch_whole_pod(self_ptr self, pod_cycle_ptr pc) {
     .then([=](cycle_reply_ptr& rep) {
       auto& st = self->state;
       st.worker_load[w]--;
+      auto probe_scope = st.probe->begin(self->mailbox().size());
+      const auto& res = rep->res;
+      const fw::framework* f = pc->fwk.get();
+      bool ok = res.result.is_success();
+      st.observe(f, driver_state::pre_filter, ok || res.filter_ns > 0, res.pre_filter_ns);
+      st.observe(f, driver_state::filter, res.feasible > 0, res.filter_ns);
+      st.observe(f, driver_state::pre_score, ok || res.score_ns > 0, res.pre_score_ns);
+      st.observe(f, driver_state::score, ok, res.score_ns);
       size_t n = pc->snap->size();
       st.next_start = (st.next_start + n + rep->res.examined % n - want % n) % n;
       pc->state = rep->state;
@@ -279,6 +309,7 @@ void start_cycle(self_ptr self, queued_pod_ptr qp, snapshot_ptr snap) {
       failure_report r;
       r.pod = qp;
       r.cycle = pc->cycle;
+      r.started = pc->started;
       r.result = fw::status(fw::code::unschedulable_and_unresolvable, "no nodes available to schedule pods");
       r.message = "no nodes available to schedule pods";
       report_failure(self, *st.wiring, std::move(r));
@@ -462,10 +493,13 @@ void reserve(self_ptr self, pod_cycle_ptr pc, uint32_t node_index) {
   req.snapshot_generation = pc->snap->generation();
   req.global = pc->fwk->needs_global_validation(*pc->state);
   if (st.opts.explain) pc->explain.selected = node.name;
+  if (auto* m = st.wiring->metrics.get())
+    m->scheduling_algorithm_duration.observe_duration(std::chrono::steady_clock::now() - pc->started);
   self->request(st.wiring->cache, caf::infinite, assume_atom::value, std::move(req))
     .then([=](assume_reply& rep) {
       auto& st = self->state;
       auto& p = *st.wiring;
+      auto probe_scope = st.probe->begin(self->mailbox().size());
       if (!rep.ok) {
         if (rep.conflict) {
           // Optimistic validation lost a race: retry at once on a newer snapshot, no backoff.
@@ -485,14 +519,19 @@ void reserve(self_ptr self, pod_cycle_ptr pc, uint32_t node_index) {
       ctx->node = rep.assumed->node_name;
       ctx->state = std::move(*pc->state);
       ctx->cycle = pc->cycle;
-      ctx->started = std::chrono::steady_clock::now();
+      ctx->started = pc->started;
+      auto t0 = std::chrono::steady_clock::now();
       auto s = ctx->fwk->run_reserve(ctx->state, *ctx->assumed, ctx->node);
+      auto t1 = std::chrono::steady_clock::now();
+      st.observe(ctx->fwk.get(), driver_state::reserve, s.is_success(), (t1 - t0).count());
       if (!s.is_success()) {
         abort_reserved(self, p, *ctx, s, s.message());
         finish_cycle(self);
         return;
       }
       s = ctx->fwk->run_permit(ctx->state, *ctx->assumed, ctx->node, ctx->permit_waits);
+      st.observe(ctx->fwk.get(), driver_state::permit, s.is_success() || s.is_wait(),
+                 (std::chrono::steady_clock::now() - t1).count());
       if (s.is_wait()) {
         self->send(p.permit, wait_atom::value, ctx);
       } else if (!s.is_success()) {
@@ -513,6 +552,17 @@ driver_actor spawn_cycle_driver(caf::actor_system& sys, std::vector<fw::framewor
     self->state.wiring = wiring;
     self->state.opts = opts;
     self->state.rng.seed(opts.seed);
+    self->state.probe = make_probe(*wiring, "cycle_driver-0");
+    if (auto* m = wiring->metrics.get()) {
+      static const char* names[] = {"PreFilter", "Filter", "PreScore", "Score", "PostFilter", "Reserve", "Permit"};
+      for (auto& f : frameworks) {
+        auto& row = self->state.ep[f.get()];
+        for (size_t i = 0; i < driver_state::points; ++i)
+          for (size_t ok = 0; ok < 2; ++ok)
+            row[i][ok] = &m->framework_extension_point_duration.histogram_series(
+              {names[i], ok == 0 ? "Success" : "Unschedulable", f->scheduler_name()});
+      }
+    }
     return {
       [=](start_atom) { pull(self); },
     };

@@ -52,17 +52,29 @@ cycle_reply_ptr run_cycle_work(const cycle_work& w, std::mt19937_64& rng) {
 namespace {
 struct worker_state {
   std::mt19937_64 rng;  // selectHost's tie-breaking, when whole pods run here
+  std::unique_ptr<obs::actor_probe> probe;
   static inline const char* name = "filter_score_worker";
 };
 }  // namespace
 
-worker_actor spawn_filter_score_worker(caf::actor_system& sys, uint64_t seed) {
-  return sys.spawn([seed](worker_actor::stateful_pointer<worker_state> self) -> worker_actor::behavior_type {
+worker_actor spawn_filter_score_worker(caf::actor_system& sys, uint64_t seed, obs::metrics_registry* registry) {
+  return sys.spawn([seed, registry](worker_actor::stateful_pointer<worker_state> self) -> worker_actor::behavior_type {
     self->state.rng.seed(seed);
+    self->state.probe = std::make_unique<obs::actor_probe>(registry ? *registry : obs::default_registry(),
+                                                           "filter_score_worker-" + std::to_string(seed - 1));
     return {
-      [](work_atom, const filter_work_ptr& w) { return run_filter_work(*w); },
-      [](work_atom, const score_work_ptr& w) { return run_score_work(*w); },
-      [self](work_atom, const cycle_work_ptr& w) { return run_cycle_work(*w, self->state.rng); },
+      [self](work_atom, const filter_work_ptr& w) {
+        auto s = self->state.probe->begin(self->mailbox().size());
+        return run_filter_work(*w);
+      },
+      [self](work_atom, const score_work_ptr& w) {
+        auto s = self->state.probe->begin(self->mailbox().size());
+        return run_score_work(*w);
+      },
+      [self](work_atom, const cycle_work_ptr& w) {
+        auto s = self->state.probe->begin(self->mailbox().size());
+        return run_cycle_work(*w, self->state.rng);
+      },
     };
   });
 }

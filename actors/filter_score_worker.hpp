@@ -8,7 +8,10 @@
 
 namespace kas {
 
-worker_actor spawn_filter_score_worker(caf::actor_system& sys, uint64_t seed = 0);
+// `seed` is the worker's number + 1 (its RNG seed); with a registry it reports its actor metrics
+// as "filter_score_worker-<number>".
+worker_actor spawn_filter_score_worker(caf::actor_system& sys, uint64_t seed = 1,
+                                       obs::metrics_registry* registry = nullptr);
 
 // The kernels, callable without actors (the bench's raw-kernel loop and the tests use them).
 filter_reply run_filter_work(const filter_work& w);

@@ -67,7 +67,7 @@ result<scheduler_instance> start_scheduler(caf::actor_system& sys, const schedul
   qopts.skip_idle_backoff = opts.skip_idle_backoff;
   w.queue = spawn_scheduling_queue(sys, inst.frameworks, qopts, inst.wiring);
   for (uint32_t i = 0; i < std::max<uint32_t>(1, opts.runtime.workers); ++i)
-    w.workers.push_back(spawn_filter_score_worker(sys, i + 1));
+    w.workers.push_back(spawn_filter_score_worker(sys, i + 1, w.registry));
   w.permit = spawn_permit_coordinator(sys, inst.wiring);
   for (uint32_t i = 0; i < std::max<uint32_t>(1, opts.runtime.binders); ++i)
     w.binders.push_back(spawn_binder(sys, inst.wiring, i));

@@ -20,6 +20,7 @@
 #include "actors/app/bench_result.hpp"
 #include "actors/app/cli.hpp"
 #include "actors/app/json_writer.hpp"
+#include "actors/app/metrics_endpoint.hpp"
 #include "actors/embedded_cluster.hpp"
 #include "actors/invariants.hpp"
 #include "actors/scheduler.hpp"
@@ -292,10 +293,22 @@ public:
       caf::anon_send_exit(cluster_, caf::exit_reason::user_shutdown);
       return 2;
     }
+    auto endpoint = start_metrics_endpoint(args_.metrics_bind_address, caches_synced(sched->wiring->synced));
+    if (!endpoint) {
+      std::cerr << "error: " << endpoint.err().message << "\n";
+      stop_scheduler(*sched);
+      caf::anon_send_exit(cluster_, caf::exit_reason::user_shutdown);
+      caf::anon_send_exit(watcher_, caf::exit_reason::user_shutdown);
+      return 2;
+    }
+    cache_ = sched->wiring->cache;
     caf::scoped_actor self{sys};
     int rc = run_ops(sys, self);
     for (auto& c : churners_) caf::anon_send_exit(c, caf::exit_reason::user_shutdown);
     if (rc == 0) rc = collect(sys, self, *sched);
+    // Keep serving /metrics after the run so a scraper sees the final values.
+    if (*endpoint && args_.linger_s > 0) std::this_thread::sleep_for(std::chrono::seconds(args_.linger_s));
+    if (*endpoint) (*endpoint)->stop();
     stop_scheduler(*sched);
     caf::anon_send_exit(cluster_, caf::exit_reason::user_shutdown);
     caf::anon_send_exit(watcher_, caf::exit_reason::user_shutdown);
@@ -334,6 +347,9 @@ private:
             nodes_.push_back(*n);
             caf::anon_send(cluster_, create_atom::value, node_info_ptr(*n));
           }
+          // scheduler_perf creates nodes synchronously: wait until the scheduler's cache has them
+          // all, so node ingestion is not counted in the pods' latency and throughput.
+          wait_for_nodes(self);
           break;
         case workload_opcode::create_any:
           objects_ = op.objects;
@@ -368,6 +384,16 @@ private:
     }
     check_spread_ = !deletes;
     return 0;
+  }
+
+  void wait_for_nodes(caf::scoped_actor& self) {
+    for (;;) {
+      size_t have = 0;
+      self->request(cache_, caf::infinite, snap_atom::value).receive([&](const snapshot_ptr& s) { have = s->size(); },
+                                                                     [&](caf::error&) {});
+      if (have >= nodes_.size()) return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
   }
 
   std::vector<uint64_t> watcher_stats(caf::scoped_actor& self) {
@@ -469,8 +495,10 @@ private:
       r_.attempts += static_cast<uint64_t>(o.attempts);
     }
     for (auto& e : events) {
-      if (e.reason == "Scheduled") r_.events_scheduled++;
-      else if (e.reason == "FailedScheduling") r_.events_failed_scheduling++;
+      // Repeated identical events are one Event with a count, as kube's recorder aggregates them.
+      size_t n = e.count > 0 ? static_cast<size_t>(e.count) : 1;
+      if (e.reason == "Scheduled") r_.events_scheduled += n;
+      else if (e.reason == "FailedScheduling") r_.events_failed_scheduling += n;
       else if (e.reason == "Preempted") r_.preempted++;
     }
     // Where the init pods ended up (the raw loop starts from there).
@@ -511,6 +539,7 @@ private:
   bench_clock::time_point origin_;
   cluster_actor cluster_;
   bench_watcher_actor watcher_;
+  snapshot_cache_actor cache_;
   std::vector<caf::actor> churners_;
   std::vector<node_info_ptr> nodes_;
   std::vector<pod_info_ptr> init_, measured_, init_bound_;

@@ -28,6 +28,7 @@ struct bench_args {
   uint32_t window_ms = 1000;       // throughput sample window
   uint32_t stall_timeout_s = 30;   // give up waiting when no awaited pod binds for this long
   bool quiet = false;              // no progress line
+  uint32_t linger_s = 0;           // keep serving /metrics this long after the run
   std::string metrics_bind_address;  // as simulate_args: empty or "0" = off (see metrics_endpoint.hpp)
 };
 

@@ -20,7 +20,7 @@ void usage(std::ostream& os) {
         "                                [--metrics-bind-address HOST:PORT] [--logging-format text|json]\n"
         "  kube-actor-scheduler bench    [--workload FILE] [--config FILE] [--output json|table]\n"
         "                                [--report DIR] [--batching on|off] [--window-ms N]\n"
-        "                                [--stall-timeout S] [--quiet] [-v N]\n"
+        "                                [--stall-timeout S] [--linger S] [--quiet] [-v N]\n"
         "                                [--metrics-bind-address HOST:PORT] [--logging-format text|json]\n";
 }
 
@@ -140,6 +140,8 @@ int main(int argc, char** argv) {
         if (!number("--window-ms", v, a.window_ms)) return 2;
       } else if (take(argc, argv, i, "--stall-timeout", v)) {
         if (!number("--stall-timeout", v, a.stall_timeout_s)) return 2;
+      } else if (take(argc, argv, i, "--linger", v)) {
+        if (!number("--linger", v, a.linger_s)) return 2;
       } else if (std::strcmp(argv[i], "--quiet") == 0) {
         a.quiet = true;
       } else if (int rc = 0; take_common(argc, argv, i, a.metrics_bind_address, rc)) {

@@ -1,6 +1,7 @@
 #include "plugins/framework/schedule_one.hpp"
 
 #include <algorithm>
+#include <chrono>
 
 namespace kas::fw {
 
@@ -49,6 +50,15 @@ size_t select_host(const std::vector<int64_t>& totals, std::mt19937_64& rng) {
   return best;
 }
 
+namespace {
+int64_t since(std::chrono::steady_clock::time_point& t) {
+  auto now = std::chrono::steady_clock::now();
+  int64_t d = std::chrono::duration_cast<std::chrono::nanoseconds>(now - t).count();
+  t = now;
+  return d;
+}
+}  // namespace
+
 schedule_result schedule_one(const framework& fwk, cycle_state& state, const pod_info& pod, const snapshot& snap,
                              size_t start, std::mt19937_64& rng, std::vector<uint32_t>* ranked) {
   schedule_result out;
@@ -56,8 +66,10 @@ schedule_result schedule_one(const framework& fwk, cycle_state& state, const pod
     out.result = status(code::unschedulable_and_unresolvable, "no nodes available to schedule pods");
     return out;
   }
+  auto clock = std::chrono::steady_clock::now();
   pre_filter_result pr;
   auto s = fwk.run_pre_filter(state, pod, snap, pr);
+  out.pre_filter_ns = since(clock);
   if (!s.is_success()) {
     if (s.is_rejected()) {
       out.statuses.absent = s;
@@ -98,6 +110,7 @@ schedule_result schedule_one(const framework& fwk, cycle_state& state, const pod
       out.statuses.statuses.emplace(node.name, std::move(fs));
     }
   }
+  out.filter_ns = since(clock);
   out.feasible = feasible.size();
   if (feasible.empty()) {
     out.result = status(code::unschedulable);
@@ -108,6 +121,7 @@ schedule_result schedule_one(const framework& fwk, cycle_state& state, const pod
     return out;
   }
   s = fwk.run_pre_score(state, pod, feasible);
+  out.pre_score_ns = since(clock);
   if (!s.is_success()) {
     out.result = status::error(s.message());
     return out;
@@ -134,6 +148,7 @@ schedule_result schedule_one(const framework& fwk, cycle_state& state, const pod
     return out;
   }
   if (k == 0) totals.assign(feasible.size(), 1);  // kube: with no score plugins every node scores 1
+  out.score_ns = since(clock);
   size_t best = select_host(totals, rng);
   out.node = feasible_idx[best];
   if (ranked) {
