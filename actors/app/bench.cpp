@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <optional>
 #include <iostream>
 #include <thread>
 #include <unordered_map>
@@ -61,15 +62,21 @@ using bench_watcher_actor = caf::typed_actor<
   caf::reacts_to<event_atom, cluster_change_ptr>,
   // Await these pods (uids): progress counts them.
   caf::reacts_to<wait_atom, std::vector<std::string>>,
-  // {bound in total, awaited, awaited and bound}
-  caf::replies_to<stats_atom>::with<std::vector<uint64_t>>,
+  // {bound in total, awaited, awaited and bound, nodes seen}. Given the previous progress (awaited
+  // and bound + nodes seen), the reply waits until it moved, everything awaited is bound, or 200 ms
+  // passed: callers wait on replies instead of sleeping.
+  caf::replies_to<stats_atom, uint64_t>::with<std::vector<uint64_t>>,
+  caf::reacts_to<tick_atom>,
   caf::replies_to<list_atom>::with<bind_log_ptr>>;
 
 struct watcher_state {
   std::shared_ptr<bind_log> log = std::make_shared<bind_log>();
   std::unordered_set<std::string> awaited;
   uint64_t awaited_bound = 0;
+  uint64_t nodes = 0;
   bench_clock::time_point origin;
+  std::optional<caf::typed_response_promise<std::vector<uint64_t>>> pending;
+  std::vector<uint64_t> stats() const { return {log->bound_at.size(), awaited.size(), awaited_bound, nodes}; }
   static inline const char* name = "bench_watcher";
 };
 
@@ -80,6 +87,11 @@ bench_watcher_actor spawn_watcher(caf::actor_system& sys, bench_clock::time_poin
     return {
       [=](event_atom, const cluster_change_ptr& ch) {
         auto& st = self->state;
+        if (ch->type == cluster_event_type::node_add || ch->type == cluster_event_type::node_delete) {
+          ch->type == cluster_event_type::node_add ? st.nodes++ : st.nodes--;
+          if (st.pending) st.pending->deliver(st.stats()), st.pending.reset();
+          return;
+        }
         if (ch->type == cluster_event_type::pod_delete) {
           if (ch->old_pod && !ch->old_pod->node_name.empty()) st.log->deleted_bound++;
           return;
@@ -93,17 +105,27 @@ bench_watcher_actor spawn_watcher(caf::actor_system& sys, bench_clock::time_poin
             st.log->double_binds.push_back(np->key() + " moved from " + ch->old_pod->node_name + " to " + np->node_name);
           return;
         }
-        if (st.log->bound_at.emplace(np->uid, now_ns(st.origin)).second && st.awaited.count(np->uid))
+        if (st.log->bound_at.emplace(np->uid, now_ns(st.origin)).second && st.awaited.count(np->uid)) {
           st.awaited_bound++;
+          if (st.pending) st.pending->deliver(st.stats()), st.pending.reset();
+        }
       },
       [=](wait_atom, const std::vector<std::string>& uids) {
         auto& st = self->state;
         for (auto& u : uids)
           if (st.awaited.insert(u).second && st.log->bound_at.count(u)) st.awaited_bound++;
       },
-      [=](stats_atom) -> std::vector<uint64_t> {
+      [=](stats_atom, uint64_t seen) -> caf::result<std::vector<uint64_t>> {
         auto& st = self->state;
-        return {st.log->bound_at.size(), st.awaited.size(), st.awaited_bound};
+        bool all_bound = !st.awaited.empty() && st.awaited_bound >= st.awaited.size();
+        if (st.pending || st.awaited_bound + st.nodes != seen || all_bound) return st.stats();
+        st.pending = self->make_response_promise<std::vector<uint64_t>>();
+        self->delayed_send(self, std::chrono::milliseconds(200), tick_atom::value);
+        return *st.pending;
+      },
+      [=](tick_atom) {
+        auto& st = self->state;
+        if (st.pending) st.pending->deliver(st.stats()), st.pending.reset();
       },
       [=](list_atom) -> bind_log_ptr { return self->state.log; },
     };
@@ -386,20 +408,22 @@ private:
     return 0;
   }
 
+  // The watcher sees the cluster's node adds; the cache receives them in the same order, so once
+  // the watcher has them all, a snapshot request queued behind them sees them (asked again only
+  // while the cache is still between the two).
   void wait_for_nodes(caf::scoped_actor& self) {
-    for (;;) {
-      size_t have = 0;
-      self->request(cache_, caf::infinite, snap_atom::value).receive([&](const snapshot_ptr& s) { have = s->size(); },
-                                                                     [&](caf::error&) {});
-      if (have >= nodes_.size()) return;
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    for (auto st = watcher_stats(self, ~uint64_t{0}); st[3] < nodes_.size(); st = watcher_stats(self, st[2] + st[3])) {
     }
+    for (size_t have = 0; have < nodes_.size();)
+      self->request(cache_, caf::infinite, snap_atom::value).receive([&](const snapshot_ptr& s) { have = s->size(); },
+                                                                     [&](caf::error&) { have = nodes_.size(); });
   }
 
-  std::vector<uint64_t> watcher_stats(caf::scoped_actor& self) {
-    std::vector<uint64_t> out{0, 0, 0};
-    self->request(watcher_, caf::infinite, stats_atom::value).receive([&](std::vector<uint64_t>& v) { out = v; },
-                                                                       [&](caf::error&) {});
+  // The watcher's counters; waits (at most 200 ms) for "awaited and bound" to move past `seen`.
+  std::vector<uint64_t> watcher_stats(caf::scoped_actor& self, uint64_t seen) {
+    std::vector<uint64_t> out{0, 0, 0, 0};
+    self->request(watcher_, caf::infinite, stats_atom::value, seen)
+      .receive([&](std::vector<uint64_t>& v) { out = v; }, [&](caf::error&) {});
     return out;
   }
 
@@ -409,11 +433,12 @@ private:
     bool tty = isatty(STDERR_FILENO);
     auto last_change = bench_clock::now();
     auto last_print = bench_clock::now() - std::chrono::seconds(10);
-    uint64_t last_bound = 0, rate_bound = 0;
+    uint64_t last_bound = 0, last_progress = ~uint64_t{0}, rate_bound = 0;
     auto rate_t = bench_clock::now();
     double rate = 0;
     for (;;) {
-      auto st = watcher_stats(self);
+      auto st = watcher_stats(self, last_progress);
+      last_progress = st[2] + st[3];
       auto now = bench_clock::now();
       if (st[2] != last_bound) last_change = now, last_bound = st[2];
       double dt = std::chrono::duration<double>(now - rate_t).count();
@@ -436,7 +461,6 @@ private:
                      static_cast<unsigned long long>(st[1] - st[2]));
         return false;
       }
-      std::this_thread::sleep_for(std::chrono::milliseconds(2));
     }
   }
 

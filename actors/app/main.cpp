@@ -46,7 +46,7 @@ void set_verbosity(int v) {
   kas::set_log_verbosity(v);
 }
 
-// The flags simulate and bench share: --metrics-bind-address and --logging-format. Returns true when
+// The flags simulate and bench share: --metrics-bind-address, --logging-format and -v. Returns true when
 // argv[i] was one of them; `rc` is set to 2 on a bad value (one line on stderr naming the flag).
 bool take_common(int argc, char** argv, int& i, std::string& metrics_bind, int& rc) {
   std::string v;
@@ -63,6 +63,14 @@ bool take_common(int argc, char** argv, int& i, std::string& metrics_bind, int& 
   if (take(argc, argv, i, "--logging-format", v)) {
     if (!kas::set_log_format(v))
       std::cerr << "error: --logging-format: must be text or json, got \"" << v << "\"\n", rc = 2;
+    return true;
+  }
+  if (take(argc, argv, i, "-v", v) || take(argc, argv, i, "--v", v)) {
+    try {
+      set_verbosity(std::stoi(v));
+    } catch (const std::exception&) {
+      std::cerr << "error: -v: expected a number, got \"" << v << "\"\n", rc = 2;
+    }
     return true;
   }
   return false;
@@ -94,12 +102,6 @@ int main(int argc, char** argv) {
         a.explain = true;
       } else if (int rc = 0; take_common(argc, argv, i, a.metrics_bind_address, rc)) {
         if (rc) return rc;
-      } else if (take(argc, argv, i, "-v", v) || take(argc, argv, i, "--v", v)) {
-        try {
-          set_verbosity(std::stoi(v));
-        } catch (const std::exception&) {
-          return std::cerr << "error: -v: expected a number, got \"" << v << "\"\n", 2;
-        }
       } else {
         std::cerr << "error: simulate: unknown argument \"" << argv[i] << "\"\n";
         usage(std::cerr);
@@ -146,12 +148,6 @@ int main(int argc, char** argv) {
         a.quiet = true;
       } else if (int rc = 0; take_common(argc, argv, i, a.metrics_bind_address, rc)) {
         if (rc) return rc;
-      } else if (take(argc, argv, i, "-v", v) || take(argc, argv, i, "--v", v)) {
-        try {
-          set_verbosity(std::stoi(v));
-        } catch (const std::exception&) {
-          return std::cerr << "error: -v: expected a number, got \"" << v << "\"\n", 2;
-        }
       } else {
         std::cerr << "error: bench: unknown argument \"" << argv[i] << "\"\n";
         usage(std::cerr);
