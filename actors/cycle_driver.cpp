@@ -49,9 +49,23 @@ struct driver_state {
   // per profile: [profile][point][0 = Success, 1 = not].
   enum point { pre_filter, filter, pre_score, score, post_filter, reserve, permit, points };
   std::unordered_map<const fw::framework*, std::array<std::array<obs::histogram*, 2>, points>> ep;
-  void observe(const fw::framework* f, point p, bool ok, int64_t ns) {
+  static constexpr const char* point_names[points] = {"PreFilter", "Filter",  "PreScore", "Score",
+                                                      "PostFilter", "Reserve", "Permit"};
+  // Records one extension point's duration; at -v 4 (spdlog trace) also logs it, kube's per-point timing.
+  void observe(const fw::framework* f, point p, bool ok, int64_t ns, const pod_info& pod) {
     auto it = ep.find(f);
     if (it != ep.end() && ns > 0) it->second[p][ok ? 0 : 1]->observe(static_cast<double>(ns) * 1e-9);
+    if (spdlog::should_log(spdlog::level::trace))
+      spdlog::trace("Extension point finished pod=\"{}/{}\" extensionPoint=\"{}\" status=\"{}\" duration=\"{:.3f}us\"",
+                    pod.ns, pod.name, point_names[p], ok ? "Success" : "Unschedulable", static_cast<double>(ns) / 1e3);
+  }
+  // kube's per-cycle draw for plugin_execution_duration_seconds (kept apart from `rng`, whose
+  // sequence picks hosts and must not shift when metrics sampling changes).
+  std::minstd_rand sample_rng{0x5eed};
+  std::shared_ptr<fw::cycle_state> new_cycle_state() {
+    auto cs = std::make_shared<fw::cycle_state>();
+    cs->record_plugin_metrics = obs::sample_plugin_metrics(sample_rng);
+    return cs;
   }
   static inline const char* name = "cycle_driver";
 };
@@ -75,6 +89,7 @@ struct pod_cycle {
   size_t want = 0;
   explain_record explain;
   std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
+  std::chrono::steady_clock::time_point phase_start;  // node-range path: when Filter / Score fanned out
 };
 using pod_cycle_ptr = std::shared_ptr<pod_cycle>;
 
@@ -118,7 +133,7 @@ void fail_unschedulable(self_ptr self, pod_cycle_ptr pc, const fw::status& s, co
       auto t0 = std::chrono::steady_clock::now();
       auto ps = pc->fwk->run_post_filter(*pc->state, *pc->queued->pod, *pc->snap, pc->statuses, pfr);
       self->state.observe(pc->fwk.get(), driver_state::post_filter, ps.is_success(),
-                          (std::chrono::steady_clock::now() - t0).count());
+                          (std::chrono::steady_clock::now() - t0).count(), *pc->queued->pod);
       if (auto* m = self->state.wiring->metrics.get(); m && ps.get_code() != fw::code::unschedulable_and_unresolvable) {
         m->preemption_attempts.inc();
         if (ps.is_success()) m->preemption_victims.observe(static_cast<double>(pfr.victims.size()));
@@ -224,7 +239,7 @@ bool try_batch(self_ptr self, pod_cycle_ptr pc) {
   fw::pre_filter_result pr;
   if (!pc->fwk->run_pre_filter(*pc->state, *pc->queued->pod, *pc->snap, pr).is_success() || !pr.all_nodes()) {
     b.clear();
-    pc->state = std::make_shared<fw::cycle_state>();
+    pc->state = self->state.new_cycle_state();
     return false;
   }
   st.batched++;
@@ -243,6 +258,7 @@ void dispatch_whole_pod(self_ptr self, pod_cycle_ptr pc) {
   work->pod = pc->queued->pod;
   work->snap = pc->snap;
   work->start = st.next_start;
+  work->record_plugin_metrics = pc->state->record_plugin_metrics;
   size_t n = pc->snap->size();
   size_t want = static_cast<size_t>(
     fw::num_feasible_nodes_to_find(pc->fwk->profile().percentage_of_nodes_to_score, static_cast<int64_t>(n)));
@@ -261,10 +277,11 @@ void dispatch_whole_pod(self_ptr self, pod_cycle_ptr pc) {
       const auto& res = rep->res;
       const fw::framework* f = pc->fwk.get();
       bool ok = res.result.is_success();
-      st.observe(f, driver_state::pre_filter, ok || res.filter_ns > 0, res.pre_filter_ns);
-      st.observe(f, driver_state::filter, res.feasible > 0, res.filter_ns);
-      st.observe(f, driver_state::pre_score, ok || res.score_ns > 0, res.pre_score_ns);
-      st.observe(f, driver_state::score, ok, res.score_ns);
+      const auto& pod = *pc->queued->pod;
+      st.observe(f, driver_state::pre_filter, ok || res.filter_ns > 0, res.pre_filter_ns, pod);
+      st.observe(f, driver_state::filter, res.feasible > 0, res.filter_ns, pod);
+      st.observe(f, driver_state::pre_score, ok || res.score_ns > 0, res.pre_score_ns, pod);
+      st.observe(f, driver_state::score, ok, res.score_ns, pod);
       size_t n = pc->snap->size();
       st.next_start = (st.next_start + n + rep->res.examined % n - want % n) % n;
       pc->state = rep->state;
@@ -290,7 +307,7 @@ void start_cycle(self_ptr self, queued_pod_ptr qp, snapshot_ptr snap) {
     auto pc = std::make_shared<pod_cycle>();
     pc->queued = qp;
     pc->snap = std::move(snap);
-    pc->state = std::make_shared<fw::cycle_state>();
+    pc->state = st.new_cycle_state();
     pc->state->set_snapshot(pc->snap);
     pc->cycle = ++st.cycle;
     pc->explain.pod_key = qp->pod->ns + "/" + qp->pod->name;
@@ -325,7 +342,10 @@ void start_cycle(self_ptr self, queued_pod_ptr qp, snapshot_ptr snap) {
       return;
     }
     fw::pre_filter_result pr;
+    auto t0 = std::chrono::steady_clock::now();
     auto s = pc->fwk->run_pre_filter(*pc->state, pod, snapr, pr);
+    pc->phase_start = std::chrono::steady_clock::now();
+    st.observe(pc->fwk.get(), driver_state::pre_filter, s.is_success(), (pc->phase_start - t0).count(), pod);
     if (!s.is_success()) {
       if (s.is_rejected()) {
         pc->statuses.absent = s;
@@ -398,6 +418,9 @@ void after_filter(self_ptr self, pod_cycle_ptr pc) {
       }
   }
   if (!pc->order.empty()) st.next_start = (st.next_start + std::min(processed, pc->order.size())) % snapr.size();
+  auto t0 = std::chrono::steady_clock::now();
+  st.observe(pc->fwk.get(), driver_state::filter, !pc->feasible.empty(), (t0 - pc->phase_start).count(),
+             *pc->queued->pod);
   if (pc->feasible.empty()) {
     fail_unschedulable(self, pc, fw::status(fw::code::unschedulable), "");
     return;
@@ -410,6 +433,9 @@ void after_filter(self_ptr self, pod_cycle_ptr pc) {
   nodes.reserve(pc->feasible.size());
   for (auto idx : pc->feasible) nodes.push_back(&snapr.node(idx));
   auto s = pc->fwk->run_pre_score(*pc->state, *pc->queued->pod, nodes);
+  pc->phase_start = std::chrono::steady_clock::now();
+  st.observe(pc->fwk.get(), driver_state::pre_score, s.is_success(), (pc->phase_start - t0).count(),
+             *pc->queued->pod);
   if (!s.is_success()) {
     fail_unschedulable(self, pc, fw::status::error(s.message()), "");
     return;
@@ -466,6 +492,8 @@ void after_score(self_ptr self, pod_cycle_ptr pc) {
     return;
   }
   if (k == 0) totals.assign(nodes.size(), 1);  // kube: with no score plugins every node scores 1
+  st.observe(pc->fwk.get(), driver_state::score, true, (std::chrono::steady_clock::now() - pc->phase_start).count(),
+             *pc->queued->pod);
   size_t best = fw::select_host(totals, st.rng);
   if (st.opts.explain) {
     for (size_t i = 0; i < nodes.size(); ++i) {
@@ -523,7 +551,7 @@ void reserve(self_ptr self, pod_cycle_ptr pc, uint32_t node_index) {
       auto t0 = std::chrono::steady_clock::now();
       auto s = ctx->fwk->run_reserve(ctx->state, *ctx->assumed, ctx->node);
       auto t1 = std::chrono::steady_clock::now();
-      st.observe(ctx->fwk.get(), driver_state::reserve, s.is_success(), (t1 - t0).count());
+      st.observe(ctx->fwk.get(), driver_state::reserve, s.is_success(), (t1 - t0).count(), *ctx->assumed);
       if (!s.is_success()) {
         abort_reserved(self, p, *ctx, s, s.message());
         finish_cycle(self);
@@ -531,7 +559,7 @@ void reserve(self_ptr self, pod_cycle_ptr pc, uint32_t node_index) {
       }
       s = ctx->fwk->run_permit(ctx->state, *ctx->assumed, ctx->node, ctx->permit_waits);
       st.observe(ctx->fwk.get(), driver_state::permit, s.is_success() || s.is_wait(),
-                 (std::chrono::steady_clock::now() - t1).count());
+                 (std::chrono::steady_clock::now() - t1).count(), *ctx->assumed);
       if (s.is_wait()) {
         self->send(p.permit, wait_atom::value, ctx);
       } else if (!s.is_success()) {
@@ -554,13 +582,12 @@ driver_actor spawn_cycle_driver(caf::actor_system& sys, std::vector<fw::framewor
     self->state.rng.seed(opts.seed);
     self->state.probe = make_probe(*wiring, "cycle_driver-0");
     if (auto* m = wiring->metrics.get()) {
-      static const char* names[] = {"PreFilter", "Filter", "PreScore", "Score", "PostFilter", "Reserve", "Permit"};
       for (auto& f : frameworks) {
         auto& row = self->state.ep[f.get()];
         for (size_t i = 0; i < driver_state::points; ++i)
           for (size_t ok = 0; ok < 2; ++ok)
             row[i][ok] = &m->framework_extension_point_duration.histogram_series(
-              {names[i], ok == 0 ? "Success" : "Unschedulable", f->scheduler_name()});
+              {driver_state::point_names[i], ok == 0 ? "Success" : "Unschedulable", f->scheduler_name()});
       }
     }
     return {

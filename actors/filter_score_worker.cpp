@@ -45,6 +45,7 @@ cycle_reply_ptr run_cycle_work(const cycle_work& w, std::mt19937_64& rng) {
   auto rep = std::make_shared<cycle_reply>();
   rep->state = std::make_shared<fw::cycle_state>();
   rep->state->set_snapshot(w.snap);
+  rep->state->record_plugin_metrics = w.record_plugin_metrics;
   rep->res = fw::schedule_one(*w.fwk, *rep->state, *w.pod, *w.snap, w.start, rng, w.ranked ? &rep->ranked : nullptr);
   return rep;
 }

@@ -109,6 +109,9 @@ struct pipeline {
   //   metrics->preemption_attempts / preemption_victims  once per PostFilter that ran preemption.
   // Every other kube metric is recorded by the actor that owns the state (see scheduler_metrics.hpp).
   std::shared_ptr<obs::kube_metrics> metrics;
+  // Receives the framework's sampled per-plugin timings (plugin_execution_duration_seconds); the
+  // frameworks hold a raw pointer to it, so it lives as long as the instance.
+  std::shared_ptr<const plugin_duration_sink> plugin_durations;
   // The attempt, SLI, queue, permit and cache series, resolved for this instance's profiles.
   std::shared_ptr<const scheduler_series> series;
   // Set by the scheduling queue once the cluster source's initial list arrived (kube's

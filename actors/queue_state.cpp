@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "observability/kube_metrics.hpp"
+
 namespace kas {
 
 queue_state::queue_state(std::vector<fw::framework_ptr> frameworks, queue_options opts)
@@ -35,7 +37,7 @@ void queue_state::add(const pod_info_ptr& p, clock::time_point now) {
   auto q = std::make_shared<fw::queued_pod_info>();
   q->pod = p;
   q->timestamp_ns = to_ns(now);
-  auto s = fwk->run_pre_enqueue(*p);
+  auto s = fwk->run_pre_enqueue(*p, obs::sample_plugin_metrics(sample_rng_));
   if (!s.is_success()) {
     q->gated_by = s.plugin();
     gated_[p->uid] = q;
@@ -63,7 +65,7 @@ void queue_state::update(const pod_info_ptr& old_p, const pod_info_ptr& new_p, c
     auto q = gated_[uid];
     replace(q);
     auto* fwk = framework_for(*new_p);
-    if (fwk && fwk->run_pre_enqueue(*new_p).is_success()) {
+    if (fwk && fwk->run_pre_enqueue(*new_p, obs::sample_plugin_metrics(sample_rng_)).is_success()) {
       gated_.erase(uid);
       q->gated_by = {};
       push_active(q, "PodUpdate");
@@ -212,7 +214,7 @@ void queue_state::on_event(const fw::cluster_event& ev, const fw::event_objects&
       if (plugin == it->second->gated_by && reg.event.matches(ev) &&
           (!reg.hint || reg.hint(*it->second->pod, objs) == fw::queueing_hint::queue))
         relevant = true;
-    if (relevant && fwk->run_pre_enqueue(*it->second->pod).is_success()) {
+    if (relevant && fwk->run_pre_enqueue(*it->second->pod, obs::sample_plugin_metrics(sample_rng_)).is_success()) {
       ungated.push_back(it->second);
       it = gated_.erase(it);
     } else {

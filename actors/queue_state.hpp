@@ -18,6 +18,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <random>
 #include <optional>
 #include <set>
 #include <string>
@@ -122,6 +123,8 @@ private:
   std::vector<fw::framework_ptr> frameworks_;
   std::unordered_map<std::string, const fw::framework*> by_scheduler_;
   queue_options opts_;
+  // kube draws once per PreEnqueue run whether to time its plugins (plugin_execution_duration_seconds).
+  std::minstd_rand sample_rng_{0x5eed};
   std::set<active_entry, active_less> active_;
   std::unordered_map<std::string, active_entry> active_index_;
   std::multimap<clock::time_point, qpod> backoff_;

@@ -38,9 +38,14 @@ result<scheduler_instance> start_scheduler(caf::actor_system& sys, const schedul
   inst.wiring = std::make_shared<pipeline>();
   inst.client = std::make_shared<embedded_client>(cluster);
   inst.waiting = std::make_shared<permit_handle>(inst.wiring);
+  auto& w = *inst.wiring;
+  w.registry = opts.metrics ? opts.metrics : &obs::default_registry();
+  w.metrics = std::make_shared<obs::kube_metrics>(*w.registry);
+  w.plugin_durations = std::make_shared<const plugin_duration_sink>(*w.metrics);
   fw::handle h;
   h.client = inst.client.get();
   h.waiting = inst.waiting.get();
+  h.plugin_metrics = w.plugin_durations.get();
   fw::registry in_tree;
   if (!opts.registry) in_tree = fw::in_tree_registry();
   const fw::registry& reg = opts.registry ? *opts.registry : in_tree;
@@ -52,10 +57,7 @@ result<scheduler_instance> start_scheduler(caf::actor_system& sys, const schedul
   if (inst.frameworks.empty()) return error{"no scheduling profile"};
 
   // Spawn everything, fill the wiring, and only then let messages flow.
-  auto& w = *inst.wiring;
   w.cluster = cluster;
-  w.registry = opts.metrics ? opts.metrics : &obs::default_registry();
-  w.metrics = std::make_shared<obs::kube_metrics>(*w.registry);
   std::vector<std::string> profile_names;
   for (auto& f : inst.frameworks) profile_names.push_back(f->scheduler_name());
   w.series = std::make_shared<const scheduler_series>(*w.registry, *w.metrics, profile_names);

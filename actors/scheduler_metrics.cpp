@@ -63,4 +63,38 @@ void scheduler_series::pod_scheduled(int attempts, std::chrono::steady_clock::du
   h->observe_duration(since_first_attempt);
 }
 
+size_t plugin_duration_sink::plugin_id(std::string_view plugin) const {
+  size_t n = used_.load(std::memory_order_acquire);
+  for (size_t i = 0; i < n; ++i)
+    if (names_[i].load(std::memory_order_relaxed) == plugin.data() &&
+        sizes_[i].load(std::memory_order_relaxed) == plugin.size())
+      return i;
+  std::lock_guard<std::mutex> lock(grow_);
+  n = used_.load(std::memory_order_relaxed);
+  for (size_t i = 0; i < n; ++i)
+    if (names_[i].load(std::memory_order_relaxed) == plugin.data() &&
+        sizes_[i].load(std::memory_order_relaxed) == plugin.size())
+      return i;
+  if (n == max_plugins) return max_plugins;  // more distinct plugins than any profile set has
+  names_[n].store(plugin.data(), std::memory_order_relaxed);
+  sizes_[n].store(plugin.size(), std::memory_order_relaxed);
+  used_.store(n + 1, std::memory_order_release);
+  return n;
+}
+
+void plugin_duration_sink::observe(fw::metric_point point, std::string_view plugin, fw::code result,
+                                   std::chrono::steady_clock::duration took) const {
+  size_t id = plugin_id(plugin);
+  if (id == max_plugins) return;
+  size_t slot = (static_cast<size_t>(point) * max_plugins + id) * codes + static_cast<size_t>(result);
+  obs::histogram* h = series_[slot].load(std::memory_order_acquire);
+  if (!h) {
+    // Two threads may both resolve it: the family hands both the same series.
+    h = &km_.plugin_execution_duration.histogram_series(
+      {std::string(plugin), std::string(fw::to_string(point)), std::string(fw::to_string(result))});
+    series_[slot].store(h, std::memory_order_release);
+  }
+  h->observe_duration(took);
+}
+
 }  // namespace kas

@@ -22,12 +22,14 @@
 #include <atomic>
 #include <chrono>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "observability/actor_probe.hpp"
 #include "observability/kube_metrics.hpp"
+#include "plugins/framework/plugin_metrics.hpp"
 
 namespace kas {
 
@@ -72,6 +74,30 @@ private:
   obs::gauge& cache_nodes_;
   obs::gauge& cache_pods_;
   obs::gauge& cache_assumed_;
+};
+
+// scheduler_plugin_execution_duration_seconds{plugin,extension_point,status}: the framework reports each
+// plugin call of a sampled cycle here, from any worker or binder thread. Series are resolved on first
+// use and cached in atomics indexed by (extension point, plugin, code), so a report after the first is
+// a pointer scan, two loads and the histogram's own atomics: no lock, no allocation.
+class plugin_duration_sink final : public fw::plugin_metrics_sink {
+public:
+  static constexpr size_t max_plugins = 64;
+  explicit plugin_duration_sink(obs::kube_metrics& km) : km_(km) {}
+  void observe(fw::metric_point point, std::string_view plugin, fw::code result,
+               std::chrono::steady_clock::duration took) const override;
+
+private:
+  // Plugin names are the plugins' own string literals (name() returns the same view every call), so a
+  // plugin's id is found by pointer; a new pointer takes the next free slot.
+  size_t plugin_id(std::string_view plugin) const;
+  static constexpr size_t codes = 7;
+  obs::kube_metrics& km_;
+  mutable std::array<std::atomic<const char*>, max_plugins> names_{};
+  mutable std::array<std::atomic<size_t>, max_plugins> sizes_{};
+  mutable std::atomic<size_t> used_{0};
+  mutable std::mutex grow_;
+  mutable std::array<std::atomic<obs::histogram*>, fw::metric_point_count * max_plugins * codes> series_{};
 };
 
 }  // namespace kas

@@ -170,6 +170,7 @@ struct cycle_work {
   snapshot_ptr snap;
   size_t start = 0;     // round-robin start index
   bool ranked = false;  // also return the other feasible nodes by descending score (batching)
+  bool record_plugin_metrics = false;  // the driver's per-cycle sampling verdict
 };
 using cycle_work_ptr = std::shared_ptr<const cycle_work>;
 

@@ -36,6 +36,7 @@ result<std::shared_ptr<framework>> framework::build(const profile_config& profil
                                                     const handle& h, const std::string& path) {
   auto fw = std::make_shared<framework>();
   fw->profile_ = profile;
+  fw->plugin_metrics_ = h.plugin_metrics;
 
   // Instantiate each named plugin once, whatever the number of points it serves.
   std::map<std::string, std::shared_ptr<plugin>> built;
@@ -98,9 +99,9 @@ result<std::shared_ptr<framework>> framework::build(const profile_config& profil
   return fw;
 }
 
-status framework::run_pre_enqueue(const pod_info& pod) const {
+status framework::run_pre_enqueue(const pod_info& pod, bool record_plugin_metrics) const {
   for (auto* p : pre_enqueue_) {
-    auto s = p->pre_enqueue(pod);
+    auto s = call(record_plugin_metrics, metric_point::pre_enqueue, p, [&] { return p->pre_enqueue(pod); });
     if (!s.is_success()) return s.with_plugin(p->name());
   }
   return status::ok();
@@ -117,7 +118,7 @@ status framework::run_pre_filter(cycle_state& state, const pod_info& pod, const 
   for (size_t i = 0; i < pre_filter_.size(); ++i) {
     auto* p = pre_filter_[i];
     pre_filter_result r;
-    auto s = p->pre_filter(state, pod, snap, r);
+    auto s = call(state.record_plugin_metrics, metric_point::pre_filter, p, [&] { return p->pre_filter(state, pod, snap, r); });
     if (s.is_skip()) {
       if (pre_filter_to_filter_[i] >= 0) state.skip_filter_mask |= uint64_t{1} << pre_filter_to_filter_[i];
       continue;
@@ -157,7 +158,8 @@ status framework::run_pre_filter(cycle_state& state, const pod_info& pod, const 
 status framework::run_filter(const cycle_state& state, const pod_info& pod, const node_info& node) const {
   for (size_t i = 0; i < filter_.size(); ++i) {
     if (state.skip_filter(i)) continue;
-    auto s = filter_[i]->filter(state, pod, node);
+    auto* f = filter_[i];
+    auto s = call(state.record_plugin_metrics, metric_point::filter, f, [&] { return f->filter(state, pod, node); });
     if (!s.is_success()) {
       if (s.get_code() != code::error && !s.is_rejected()) {
         // Wait/Skip/Pending are not valid Filter results; kube turns them into an error.
@@ -196,7 +198,8 @@ status framework::run_pre_filter_add_pod(cycle_state& state, const pod_info& pod
     int fi = pre_filter_to_filter_[i];
     if (fi >= 0 && state.skip_filter(static_cast<size_t>(fi))) continue;
     if (auto* ext = pre_filter_[i]->extensions()) {
-      auto s = ext->add_pod(state, pod, to_add, node);
+      auto s = call(state.record_plugin_metrics, metric_point::pre_filter_add_pod, pre_filter_[i],
+                    [&] { return ext->add_pod(state, pod, to_add, node); });
       if (!s.is_success()) return s.with_plugin(pre_filter_[i]->name());
     }
   }
@@ -209,7 +212,8 @@ status framework::run_pre_filter_remove_pod(cycle_state& state, const pod_info& 
     int fi = pre_filter_to_filter_[i];
     if (fi >= 0 && state.skip_filter(static_cast<size_t>(fi))) continue;
     if (auto* ext = pre_filter_[i]->extensions()) {
-      auto s = ext->remove_pod(state, pod, to_remove, node);
+      auto s = call(state.record_plugin_metrics, metric_point::pre_filter_remove_pod, pre_filter_[i],
+                    [&] { return ext->remove_pod(state, pod, to_remove, node); });
       if (!s.is_success()) return s.with_plugin(pre_filter_[i]->name());
     }
   }
@@ -248,7 +252,7 @@ status framework::run_post_filter(cycle_state& state, const pod_info& pod, const
   std::vector<std::string_view> reasons;
   std::string_view rejector;
   for (auto* p : post_filter_) {
-    auto s = p->post_filter(state, pod, snap, filtered, *this, out);
+    auto s = call(state.record_plugin_metrics, metric_point::post_filter, p, [&] { return p->post_filter(state, pod, snap, filtered, *this, out); });
     if (s.is_success() || s.get_code() == code::unschedulable_and_unresolvable) return s.with_plugin(p->name());
     if (!s.is_rejected()) {
       // Error, and any code PostFilter may not return (Wait, Skip), is an Error.
@@ -266,7 +270,8 @@ status framework::run_post_filter(cycle_state& state, const pod_info& pod, const
 status framework::run_pre_score(cycle_state& state, const pod_info& pod,
                                 const std::vector<const node_info*>& nodes) const {
   for (size_t i = 0; i < pre_score_.size(); ++i) {
-    auto s = pre_score_[i]->pre_score(state, pod, nodes);
+    auto* p = pre_score_[i];
+    auto s = call(state.record_plugin_metrics, metric_point::pre_score, p, [&] { return p->pre_score(state, pod, nodes); });
     if (s.is_skip()) {
       if (pre_score_to_score_[i] >= 0) state.skip_score_mask |= uint64_t{1} << pre_score_to_score_[i];
       continue;
@@ -281,7 +286,8 @@ status framework::score_node(const cycle_state& state, const pod_info& pod, cons
   for (size_t i = 0; i < score_.size(); ++i) {
     out[i] = 0;
     if (state.skip_score(i)) continue;
-    auto s = score_[i]->score(state, pod, node, out[i]);
+    auto* p = score_[i];
+    auto s = call(state.record_plugin_metrics, metric_point::score, p, [&] { return p->score(state, pod, node, out[i]); });
     if (!s.is_success()) return s.with_plugin(score_[i]->name());
   }
   return status::ok();
@@ -295,7 +301,8 @@ status framework::normalize_and_weigh(const cycle_state& state, const pod_info& 
   for (size_t i = 0; i < score_.size(); ++i) {
     if (state.skip_score(i)) continue;
     if (score_[i]->has_normalize()) {
-      auto s = score_[i]->normalize_score(state, pod, raw[i]);
+      auto* p = score_[i];
+      auto s = call(state.record_plugin_metrics, metric_point::score_normalize, p, [&] { return p->normalize_score(state, pod, raw[i]); });
       if (!s.is_success()) return s.with_plugin(score_[i]->name());
     }
     for (size_t k = 0; k < n; ++k) {
@@ -312,7 +319,7 @@ status framework::normalize_and_weigh(const cycle_state& state, const pod_info& 
 
 status framework::run_reserve(cycle_state& state, const pod_info& pod, const std::string& node) const {
   for (auto* p : reserve_) {
-    auto s = p->reserve(state, pod, node);
+    auto s = call(state.record_plugin_metrics, metric_point::reserve, p, [&] { return p->reserve(state, pod, node); });
     if (!s.is_success()) return s.with_plugin(p->name());
   }
   return status::ok();
@@ -320,7 +327,13 @@ status framework::run_reserve(cycle_state& state, const pod_info& pod, const std
 
 void framework::run_unreserve(cycle_state& state, const pod_info& pod, const std::string& node) const {
   // Reverse order, every plugin, even those whose Reserve never ran: Unreserve must be idempotent.
-  for (auto it = reserve_.rbegin(); it != reserve_.rend(); ++it) (*it)->unreserve(state, pod, node);
+  for (auto it = reserve_.rbegin(); it != reserve_.rend(); ++it) {
+    auto* p = *it;
+    call(state.record_plugin_metrics, metric_point::unreserve, p, [&] {
+      p->unreserve(state, pod, node);
+      return status::ok();
+    });
+  }
 }
 
 status framework::run_permit(cycle_state& state, const pod_info& pod, const std::string& node,
@@ -328,7 +341,7 @@ status framework::run_permit(cycle_state& state, const pod_info& pod, const std:
   waits.clear();
   for (auto* p : permit_) {
     std::chrono::milliseconds timeout{0};
-    auto s = p->permit(state, pod, node, timeout);
+    auto s = call(state.record_plugin_metrics, metric_point::permit, p, [&] { return p->permit(state, pod, node, timeout); });
     if (s.is_wait()) {
       // kube caps a plugin's wait at 15 minutes.
       waits.emplace_back(p->name(), std::min(timeout, std::chrono::milliseconds(15 * 60 * 1000)));
@@ -348,7 +361,7 @@ status framework::run_pre_bind_pre_flight(cycle_state& state, const pod_info& po
   // Skip from every plugin means PreBind has nothing to do.
   bool any = false;
   for (auto* p : pre_bind_) {
-    auto s = p->pre_bind_pre_flight(state, pod, node);
+    auto s = call(state.record_plugin_metrics, metric_point::pre_bind_pre_flight, p, [&] { return p->pre_bind_pre_flight(state, pod, node); });
     if (s.is_skip()) continue;
     if (!s.is_success()) return s.with_plugin(p->name());
     any = true;
@@ -358,7 +371,7 @@ status framework::run_pre_bind_pre_flight(cycle_state& state, const pod_info& po
 
 status framework::run_pre_bind(cycle_state& state, const pod_info& pod, const std::string& node) const {
   for (auto* p : pre_bind_) {
-    auto s = p->pre_bind(state, pod, node);
+    auto s = call(state.record_plugin_metrics, metric_point::pre_bind, p, [&] { return p->pre_bind(state, pod, node); });
     if (s.is_skip()) continue;
     if (!s.is_success()) return s.with_plugin(p->name());
   }
@@ -368,7 +381,7 @@ status framework::run_pre_bind(cycle_state& state, const pod_info& pod, const st
 status framework::run_bind(const cycle_state& state, const pod_info& pod, const std::string& node,
                            bind_callback done) const {
   for (auto* p : bind_) {
-    auto s = p->bind(state, pod, node, done);
+    auto s = call(state.record_plugin_metrics, metric_point::bind, p, [&] { return p->bind(state, pod, node, done); });
     if (s.is_skip()) continue;
     return s.with_plugin(p->name());
   }
@@ -376,7 +389,11 @@ status framework::run_bind(const cycle_state& state, const pod_info& pod, const 
 }
 
 void framework::run_post_bind(const cycle_state& state, const pod_info& pod, const std::string& node) const {
-  for (auto* p : post_bind_) p->post_bind(state, pod, node);
+  for (auto* p : post_bind_)
+    call(state.record_plugin_metrics, metric_point::post_bind, p, [&] {
+      p->post_bind(state, pod, node);
+      return status::ok();
+    });
 }
 
 std::string framework::sign_pod(const pod_info& pod) const {
@@ -388,6 +405,29 @@ std::string framework::sign_pod(const pod_info& pod) const {
     sig += part;
   }
   return sig;
+}
+
+std::string_view to_string(metric_point p) {
+  switch (p) {
+    case metric_point::pre_enqueue: return "PreEnqueue";
+    case metric_point::pre_filter: return "PreFilter";
+    case metric_point::pre_filter_add_pod: return "PreFilterExtensionAddPod";
+    case metric_point::pre_filter_remove_pod: return "PreFilterExtensionRemovePod";
+    case metric_point::filter: return "Filter";
+    case metric_point::post_filter: return "PostFilter";
+    case metric_point::pre_score: return "PreScore";
+    case metric_point::score: return "Score";
+    case metric_point::score_normalize: return "ScoreExtensionNormalize";
+    case metric_point::reserve: return "Reserve";
+    case metric_point::unreserve: return "Unreserve";
+    case metric_point::permit: return "Permit";
+    case metric_point::pre_bind_pre_flight: return "PreBindPreFlight";
+    case metric_point::pre_bind: return "PreBind";
+    case metric_point::bind: return "Bind";
+    case metric_point::post_bind: return "PostBind";
+    case metric_point::count_: break;
+  }
+  return "Unknown";
 }
 
 int64_t num_feasible_nodes_to_find(std::optional<int32_t> percentage, int64_t n) {

@@ -10,6 +10,7 @@
 #include "config/profile.hpp"
 #include "plugins/framework/handle.hpp"
 #include "plugins/framework/interfaces.hpp"
+#include "plugins/framework/plugin_metrics.hpp"
 #include "plugins/framework/registry.hpp"
 
 namespace kas::fw {
@@ -29,7 +30,8 @@ public:
   const profile_config& profile() const { return profile_; }
 
   // Queueing.
-  status run_pre_enqueue(const pod_info& pod) const;
+  // record_plugin_metrics: time each plugin (the queue samples PreEnqueue runs as kube does).
+  status run_pre_enqueue(const pod_info& pod, bool record_plugin_metrics = false) const;
   bool queue_less(const queued_pod_info& a, const queued_pod_info& b) const;
   // Events each plugin registered (EnqueueExtensions), keyed by plugin name.
   const std::vector<std::pair<std::string_view, cluster_event_with_hint>>& queueing_hints() const {
@@ -89,7 +91,18 @@ public:
   std::string_view filter_plugin_name(size_t i) const { return filter_[i]->name(); }
 
 private:
+  // Runs one plugin call; in a sampled cycle (record_plugin_metrics) it is timed and reported.
+  template <class F>
+  status call(bool record, metric_point point, const plugin* p, F&& f) const {
+    if (!record || !plugin_metrics_) return f();
+    auto start = std::chrono::steady_clock::now();
+    status s = f();
+    plugin_metrics_->observe(point, p->name(), s.get_code(), std::chrono::steady_clock::now() - start);
+    return s;
+  }
+
   profile_config profile_;
+  const plugin_metrics_sink* plugin_metrics_ = nullptr;
   std::vector<std::shared_ptr<plugin>> owned_;
   std::vector<const pre_enqueue_plugin*> pre_enqueue_;
   const queue_sort_plugin* queue_sort_ = nullptr;

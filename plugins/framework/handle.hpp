@@ -6,6 +6,7 @@
 #include <string>
 
 #include "cache/pod_info.hpp"
+#include "plugins/framework/plugin_metrics.hpp"
 #include "plugins/framework/status.hpp"
 
 namespace kas::fw {
@@ -33,6 +34,8 @@ public:
 struct handle {
   cluster_client* client = nullptr;
   waiting_pods* waiting = nullptr;
+  // Receives plugin execution times of sampled cycles; null records nothing. Must outlive the framework.
+  const plugin_metrics_sink* plugin_metrics = nullptr;
 };
 
 }  // namespace kas::fw

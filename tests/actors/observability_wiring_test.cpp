@@ -174,6 +174,28 @@ TEST(ObservabilityWiring, PipelineRunRecordsKubeAndActorMetrics) {
   EXPECT_EQ(failed, 1u);  // however often it failed, one Event (count grows)
 }
 
+TEST(PluginDurationSink, ResolvesKubesLabelsOnceAndCountsEveryReport) {
+  obs::metrics_registry reg;
+  obs::kube_metrics km(reg);
+  plugin_duration_sink sink(km);
+  static constexpr std::string_view fit = "NodeResourcesFit", ports = "NodePorts";
+  sink.observe(fw::metric_point::filter, fit, fw::code::success, std::chrono::microseconds(3));
+  sink.observe(fw::metric_point::filter, fit, fw::code::success, std::chrono::microseconds(5));
+  sink.observe(fw::metric_point::filter, fit, fw::code::unschedulable, std::chrono::microseconds(1));
+  sink.observe(fw::metric_point::score_normalize, ports, fw::code::success, std::chrono::microseconds(2));
+  // Another view of the same text (a different pointer) still lands in the same series.
+  std::string copy(fit);
+  sink.observe(fw::metric_point::filter, copy, fw::code::success, std::chrono::microseconds(1));
+  auto text = reg.render_text();
+  auto v = [&](const std::string& s) { return series_value(text, s); };
+  const std::string fam = "scheduler_plugin_execution_duration_seconds_count";
+  EXPECT_EQ(v(fam + "{plugin=\"NodeResourcesFit\",extension_point=\"Filter\",status=\"Success\"}"), 3) << text;
+  EXPECT_EQ(v(fam + "{plugin=\"NodeResourcesFit\",extension_point=\"Filter\",status=\"Unschedulable\"}"), 1);
+  EXPECT_EQ(v(fam + "{plugin=\"NodePorts\",extension_point=\"ScoreExtensionNormalize\",status=\"Success\"}"), 1);
+  EXPECT_NEAR(v("scheduler_plugin_execution_duration_seconds_sum{plugin=\"NodeResourcesFit\",extension_point=\"Filter\","
+                "status=\"Success\"}"), 9e-6, 1e-9);
+}
+
 TEST(ObservabilityWiring, IdenticalFailedSchedulingEventsBecomeOneEventWithCount) {
   obs::metrics_registry reg;
   wiring_env env(reg);

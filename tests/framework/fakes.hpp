@@ -155,8 +155,8 @@ struct harness {
     EXPECT_TRUE(st.ok()) << name;
   }
 
-  std::shared_ptr<fw::framework> build() {
-    auto r = fw::framework::build(profile, reg, fw::handle{}, "profiles[0]");
+  std::shared_ptr<fw::framework> build(const fw::handle& h = fw::handle{}) {
+    auto r = fw::framework::build(profile, reg, h, "profiles[0]");
     EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.err().message);
     return r.ok() ? *r : nullptr;
   }

@@ -2,6 +2,8 @@
 // frameworkImpl semantics, DESIGN §5. Every case drives scriptable fakes that log their calls.
 #include <gtest/gtest.h>
 
+#include <mutex>
+
 #include "fakes.hpp"
 
 namespace kas {
@@ -522,6 +524,74 @@ TEST(FrameworkBuild, OnePluginInstanceServesAllItsPoints) {
   EXPECT_EQ(built, 1);
   EXPECT_EQ(f->filter_plugin_count(), 1u);
   EXPECT_EQ(f->score_plugin_name(0), "Counted");
+}
+
+// --- plugin_execution_duration_seconds sampling ---------------------------------------------------
+
+// Records what the framework reports, as "Point/Plugin/Code".
+class recording_sink final : public fw::plugin_metrics_sink {
+public:
+  void observe(fw::metric_point point, std::string_view plugin, fw::code result,
+               std::chrono::steady_clock::duration took) const override {
+    std::lock_guard<std::mutex> lock(mu_);
+    seen.push_back(std::string(fw::to_string(point)) + "/" + std::string(plugin) + "/" +
+                   std::string(fw::to_string(result)));
+    EXPECT_GE(took.count(), 0);
+  }
+  mutable std::mutex mu_;
+  mutable strings seen;
+};
+
+TEST(PluginMetrics, SampledCycleTimesEveryPluginCallAtEveryPoint) {
+  harness h;
+  auto a = spec("A");
+  a.filter = fw::status::unschedulable("A rejects");
+  h.add(a);
+  h.add(spec("B"));
+  h.profile.pre_filter = {"A", "B"};
+  h.profile.filter = {"B", "A"};
+  h.profile.pre_score = {"B"};
+  h.profile.score = {"B"};
+  h.profile.reserve = {"B"};
+  h.profile.permit = {"B"};
+  h.profile.pre_bind = {"B"};
+  h.profile.post_bind = {"B"};
+  recording_sink sink;
+  fw::handle hd;
+  hd.plugin_metrics = &sink;
+  auto f = h.build(hd);
+  ASSERT_TRUE(f);
+  auto pod = test::test_pod();
+  auto n1 = test::named_node("n1");
+
+  for (bool sampled : {false, true}) {
+    SCOPED_TRACE(sampled ? "sampled" : "not sampled");
+    sink.seen.clear();
+    fw::cycle_state st;
+    st.record_plugin_metrics = sampled;
+    fw::pre_filter_result pr;
+    ASSERT_TRUE(f->run_pre_filter(st, *pod, snapshot{}, pr).is_success());
+    EXPECT_FALSE(f->run_filter(st, *pod, n1).is_success());
+    ASSERT_TRUE(f->run_pre_score(st, *pod, {&n1}).is_success());
+    int64_t score[1];
+    ASSERT_TRUE(f->score_node(st, *pod, n1, score).is_success());
+    ASSERT_TRUE(f->run_reserve(st, *pod, "n1").is_success());
+    f->run_unreserve(st, *pod, "n1");
+    std::vector<std::pair<std::string_view, std::chrono::milliseconds>> waits;
+    ASSERT_TRUE(f->run_permit(st, *pod, "n1", waits).is_success());
+    ASSERT_TRUE(f->run_pre_bind(st, *pod, "n1").is_success());
+    f->run_post_bind(st, *pod, "n1");
+    if (!sampled) {
+      EXPECT_TRUE(sink.seen.empty());
+      continue;
+    }
+    // kube's label values; Filter stops at the first rejection, and its code is the label.
+    const strings want = {"PreFilter/A/Success", "PreFilter/B/Success", "Filter/B/Success",
+                          "Filter/A/Unschedulable", "PreScore/B/Success", "Score/B/Success",
+                          "Reserve/B/Success", "Unreserve/B/Success", "Permit/B/Success",
+                          "PreBind/B/Success", "PostBind/B/Success"};
+    EXPECT_EQ(sink.seen, want);
+  }
 }
 
 }  // namespace
