@@ -58,6 +58,7 @@ bad-output-format
 bad-metrics-bind-address
 bad-logging-format
 logging-json
+logging-v4-extension-points
 events-summary
 CASES
 }
@@ -268,6 +269,24 @@ PY
     bad "--metrics-bind-address" "garbage" -- --cluster "$examples/basic.yaml" --metrics-bind-address garbage ;;
   bad-logging-format)
     bad "--logging-format" "xml" -- --cluster "$examples/basic.yaml" --logging-format xml ;;
+  logging-v4-extension-points)
+    # -v 4: one line per extension point a cycle ran, with its duration (kube's per-point timings);
+    # -v 2 does not show them.
+    run --cluster "$examples/basic.yaml" --logging-format=json -v 4
+    [ "$rc" -eq 0 ] || { show; fail "exit code $rc"; }
+    python3 - "$tmp/err" <<'PY' || { show; fail "no per-extension-point timing lines at -v 4"; }
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+ep = [l for l in lines if l["msg"] == "Extension point finished"]
+points = {(l["pod"], l["extensionPoint"]) for l in ep}
+for want in ["PreFilter", "Filter", "Reserve", "Permit"]:
+    assert ("default/small", want) in points, (want, sorted(points))
+assert ("default/big", "PostFilter") in points, sorted(points)
+assert all(l["duration"].endswith("us") and float(l["duration"][:-2]) >= 0 for l in ep), ep
+PY
+    run --cluster "$examples/basic.yaml" --logging-format=json -v 2
+    if grep -q "Extension point finished" "$tmp/err"; then show; fail "-v 2 shows extension point timings"; fi
+    ;;
   logging-json)
     # --logging-format=json: every stderr line is one JSON object with ts, level, msg and the fields.
     run --cluster "$examples/basic.yaml" --logging-format=json -v 2
