@@ -83,7 +83,7 @@ size_t plugin_duration_sink::plugin_id(std::string_view plugin) const {
 }
 
 void plugin_duration_sink::observe(fw::metric_point point, std::string_view plugin, fw::code result,
-                                   std::chrono::steady_clock::duration took) const {
+                                   std::chrono::steady_clock::duration took, uint32_t weight) const {
   size_t id = plugin_id(plugin);
   if (id == max_plugins) return;
   size_t slot = (static_cast<size_t>(point) * max_plugins + id) * codes + static_cast<size_t>(result);
@@ -94,7 +94,7 @@ void plugin_duration_sink::observe(fw::metric_point point, std::string_view plug
       {std::string(plugin), std::string(fw::to_string(point)), std::string(fw::to_string(result))});
     series_[slot].store(h, std::memory_order_release);
   }
-  h->observe_duration(took);
+  h->observe(std::chrono::duration<double>(took).count(), weight);
 }
 
 }  // namespace kas

@@ -85,7 +85,7 @@ public:
   static constexpr size_t max_plugins = 64;
   explicit plugin_duration_sink(obs::kube_metrics& km) : km_(km) {}
   void observe(fw::metric_point point, std::string_view plugin, fw::code result,
-               std::chrono::steady_clock::duration took) const override;
+               std::chrono::steady_clock::duration took, uint32_t weight = 1) const override;
 
 private:
   // Plugin names are the plugins' own string literals (name() returns the same view every call), so a

@@ -1,10 +1,40 @@
 #include "cache/node_info.hpp"
 
+#include <mutex>
+#include <shared_mutex>
+#include <unordered_map>
+
 #include <algorithm>
 
 #include "messages/quantity.hpp"
 
 namespace kas {
+
+namespace {
+struct image_names {
+  std::shared_mutex mu;
+  std::unordered_map<std::string, uint32_t> ids;
+};
+image_names& names() {
+  static image_names* n = new image_names;  // never destroyed: compiled nodes may outlive statics
+  return *n;
+}
+}  // namespace
+
+uint32_t find_image_name(std::string_view name) {
+  auto& n = names();
+  std::shared_lock<std::shared_mutex> lock(n.mu);
+  auto it = n.ids.find(std::string(name));
+  return it == n.ids.end() ? no_image_id : it->second;
+}
+
+uint32_t intern_image_name(std::string_view name) {
+  if (uint32_t id = find_image_name(name); id != no_image_id) return id;
+  auto& n = names();
+  std::unique_lock<std::shared_mutex> lock(n.mu);
+  return n.ids.emplace(std::string(name), static_cast<uint32_t>(n.ids.size())).first->second;
+}
+
 namespace {
 
 // Order of pods is not semantic: swap-remove, as kube's removeFromSlice does.
@@ -112,7 +142,7 @@ result<std::shared_ptr<node_info>> compile_node(std::shared_ptr<const k8s::core:
                                          : fill_allocatable(status.allocatable(), "status.allocatable", n->allocatable);
   if (!st) return st.err();
   for (const auto& img : status.images())
-    for (const auto& name : img.names()) n->images.push_back(image_state{name, img.size_bytes()});
+    for (const auto& name : img.names()) n->images.push_back(image_state{name, img.size_bytes(), intern_image_name(name)});
   n->node = std::move(node);
   return n;
 }

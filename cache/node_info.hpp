@@ -9,15 +9,25 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cache/pod_info.hpp"
 
 namespace kas {
 
+// Image names are interned to process-wide ids when a node is compiled, so ImageLocality's Score
+// compares integers per node, not strings.
+inline constexpr uint32_t no_image_id = UINT32_MAX;
+// The id of `name`, interning it on first sight. Thread-safe.
+uint32_t intern_image_name(std::string_view name);
+// The id of `name` if some node ever reported it, else no_image_id (nothing is interned). Thread-safe.
+uint32_t find_image_name(std::string_view name);
+
 struct image_state {
   std::string name;
   int64_t size_bytes = 0;
+  uint32_t id = no_image_id;  // intern_image_name(name)
 };
 
 struct node_info {

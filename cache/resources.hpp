@@ -2,6 +2,7 @@
 // Compiled resource amounts: CPU in milli-cores, everything else in base units, all int64.
 // Quantities are parsed once at the edge (pod_info / node_info compilation), never on the hot path.
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -13,6 +14,16 @@ inline constexpr std::string_view res_cpu = "cpu";
 inline constexpr std::string_view res_memory = "memory";
 inline constexpr std::string_view res_ephemeral_storage = "ephemeral-storage";
 inline constexpr std::string_view res_pods = "pods";
+
+// Name tests for the hot path: a fixed-length memcmp the compiler inlines, where comparing a
+// std::string with a string_view calls memcmp.
+template <size_t N>
+inline bool resource_is(const std::string& name, const char (&lit)[N]) {
+  return name.size() == N - 1 && std::memcmp(name.data(), lit, N - 1) == 0;
+}
+inline bool is_cpu(const std::string& n) { return resource_is(n, "cpu"); }
+inline bool is_memory(const std::string& n) { return resource_is(n, "memory"); }
+inline bool is_ephemeral_storage(const std::string& n) { return resource_is(n, "ephemeral-storage"); }
 
 // kube-scheduler's defaults for containers that request nothing (used for scoring only).
 inline constexpr int64_t default_milli_cpu_request = 100;

@@ -133,7 +133,7 @@ void snapshot::update_image_counts(const node_info* before, const node_info* aft
   auto same = [](const std::vector<image_state>& a, const std::vector<image_state>& b) {
     if (a.size() != b.size()) return false;
     for (size_t k = 0; k < a.size(); ++k)
-      if (a[k].name != b[k].name) return false;
+      if (a[k].id != b[k].id || a[k].name != b[k].name) return false;
     return true;
   };
   if (same(old_images, new_images)) return;  // pod changes never touch images

@@ -136,10 +136,13 @@ schedule_result schedule_one(const framework& fwk, cycle_state& state, const pod
       return out;
     }
   }
-  std::vector<std::vector<node_score>> raw(k);
+  // Per plugin, per node (NormalizeScore's shape); reused across pods on this thread.
+  thread_local std::vector<std::vector<node_score>> raw;
+  raw.resize(k);
   for (size_t p = 0; p < k; ++p) {
     raw[p].resize(feasible.size());
-    for (size_t i = 0; i < feasible.size(); ++i) raw[p][i] = {feasible[i]->name, raw_flat[i * k + p]};
+    node_score* row = raw[p].data();
+    for (size_t i = 0; i < feasible.size(); ++i) row[i] = {feasible[i]->name, raw_flat[i * k + p]};
   }
   thread_local std::vector<int64_t> totals;
   s = fwk.normalize_and_weigh(state, pod, raw, totals);

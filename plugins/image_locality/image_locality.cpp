@@ -7,6 +7,7 @@ namespace {
 // One entry per pod image (duplicates kept: kube sums per container).
 struct image_spread {
   std::string name;       // normalized
+  uint32_t id = no_image_id;  // find_image_name(name): no node reported it when no_image_id
   int64_t num_nodes = 0;  // snapshot nodes holding it
 };
 
@@ -19,6 +20,13 @@ struct pre_score_state final : fw::state_data {
 const image_state* find_image(const node_info& node, const std::string& name) {
   for (auto& img : node.images)
     if (img.name == name) return &img;
+  return nullptr;
+}
+
+const image_state* find_image(const node_info& node, uint32_t id) {
+  if (id == no_image_id) return nullptr;
+  for (auto& img : node.images)
+    if (img.id == id) return &img;
   return nullptr;
 }
 
@@ -87,7 +95,8 @@ fw::status image_locality::pre_score(fw::cycle_state& state, const pod_info& pod
   s->total_nodes = static_cast<int64_t>(snap->size());
   s->images.reserve(pod.images.size());
   for (auto& img : pod.images) {
-    image_spread e{normalized_image_name(img), -1};
+    image_spread e{normalized_image_name(img), no_image_id, -1};
+    e.id = find_image_name(e.name);
     for (auto& prev : s->images)
       if (prev.name == e.name) e.num_nodes = prev.num_nodes;  // a duplicate: counted once
     if (e.num_nodes < 0) e.num_nodes = count_nodes_holding(*snap, e.name);
@@ -103,7 +112,7 @@ fw::status image_locality::score(const fw::cycle_state& state, const pod_info& p
   int64_t sum = 0;
   if (s && s->images.size() == pod.images.size()) {
     for (auto& e : s->images)
-      if (const image_state* on_node = find_image(node, e.name))
+      if (const image_state* on_node = find_image(node, e.id))
         sum += scaled_image_score(on_node->size_bytes, e.num_nodes, s->total_nodes);
   } else {
     sum = sum_image_scores_uncached(pod, node, state.snapshot());

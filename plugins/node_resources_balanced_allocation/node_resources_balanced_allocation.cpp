@@ -120,8 +120,8 @@ int64_t node_resources_balanced_allocation::score_requests(const node_info& node
   for (size_t i = 0; i < pod_requests.size(); ++i) {
     const std::string& r = args_.resources[i].name;
     allocatable_and_requested(node, r, pod_requests[i], allocatable[i], requested[i]);
-    if (r == res_cpu) requested[i] = node.requested.milli_cpu + pod_requests[i];
-    if (r == res_memory) requested[i] = node.requested.memory + pod_requests[i];
+    if (is_cpu(r)) requested[i] = node.requested.milli_cpu + pod_requests[i];
+    if (is_memory(r)) requested[i] = node.requested.memory + pod_requests[i];
   }
   return balanced_resource_score(requested, allocatable);
 }

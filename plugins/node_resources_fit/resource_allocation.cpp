@@ -40,11 +40,11 @@ std::vector<int64_t> pod_score_requests(const pod_info& pod, const std::vector<r
   std::vector<int64_t> out(resources.size(), 0);
   for (size_t i = 0; i < resources.size(); ++i) {
     const std::string& r = resources[i].name;
-    if (r == res_cpu) {
+    if (is_cpu(r)) {
       out[i] = pod.non_zero_requests.milli_cpu;
-    } else if (r == res_memory) {
+    } else if (is_memory(r)) {
       out[i] = pod.non_zero_requests.memory;
-    } else if (r == res_ephemeral_storage) {
+    } else if (is_ephemeral_storage(r)) {
       out[i] = pod.requests.ephemeral_storage;
     } else {
       out[i] = pod.requests.get_scalar(r);
@@ -56,13 +56,13 @@ std::vector<int64_t> pod_score_requests(const pod_info& pod, const std::vector<r
 void allocatable_and_requested(const node_info& node, const std::string& resource, int64_t pod_request,
                                int64_t& allocatable, int64_t& requested) {
   allocatable = requested = 0;
-  if (resource == res_cpu) {
+  if (is_cpu(resource)) {
     allocatable = node.allocatable.milli_cpu;
     requested = node.non_zero_requested.milli_cpu + pod_request;
-  } else if (resource == res_memory) {
+  } else if (is_memory(resource)) {
     allocatable = node.allocatable.memory;
     requested = node.non_zero_requested.memory + pod_request;
-  } else if (resource == res_ephemeral_storage) {
+  } else if (is_ephemeral_storage(resource)) {
     allocatable = node.allocatable.ephemeral_storage;
     requested = node.requested.ephemeral_storage + pod_request;
   } else if (pod_request != 0 || !is_scalar_resource_name(resource)) {

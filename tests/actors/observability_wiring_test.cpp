@@ -183,6 +183,8 @@ TEST(PluginDurationSink, ResolvesKubesLabelsOnceAndCountsEveryReport) {
   sink.observe(fw::metric_point::filter, fit, fw::code::success, std::chrono::microseconds(5));
   sink.observe(fw::metric_point::filter, fit, fw::code::unschedulable, std::chrono::microseconds(1));
   sink.observe(fw::metric_point::score_normalize, ports, fw::code::success, std::chrono::microseconds(2));
+  // One sampled per-node call standing for 16.
+  sink.observe(fw::metric_point::score, ports, fw::code::success, std::chrono::microseconds(1), 16);
   // Another view of the same text (a different pointer) still lands in the same series.
   std::string copy(fit);
   sink.observe(fw::metric_point::filter, copy, fw::code::success, std::chrono::microseconds(1));
@@ -192,6 +194,7 @@ TEST(PluginDurationSink, ResolvesKubesLabelsOnceAndCountsEveryReport) {
   EXPECT_EQ(v(fam + "{plugin=\"NodeResourcesFit\",extension_point=\"Filter\",status=\"Success\"}"), 3) << text;
   EXPECT_EQ(v(fam + "{plugin=\"NodeResourcesFit\",extension_point=\"Filter\",status=\"Unschedulable\"}"), 1);
   EXPECT_EQ(v(fam + "{plugin=\"NodePorts\",extension_point=\"ScoreExtensionNormalize\",status=\"Success\"}"), 1);
+  EXPECT_EQ(v(fam + "{plugin=\"NodePorts\",extension_point=\"Score\",status=\"Success\"}"), 16);
   EXPECT_NEAR(v("scheduler_plugin_execution_duration_seconds_sum{plugin=\"NodeResourcesFit\",extension_point=\"Filter\","
                 "status=\"Success\"}"), 9e-6, 1e-9);
 }

@@ -99,7 +99,7 @@ namespace {
 node_info_ptr with_images(const std::string& name, std::vector<std::string> images) {
   auto n = std::make_shared<node_info>();
   n->name = name;
-  for (auto& i : images) n->images.push_back(image_state{i, 100});
+  for (auto& i : images) n->images.push_back(image_state{i, 100, intern_image_name(i)});
   return n;
 }
 

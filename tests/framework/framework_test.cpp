@@ -2,6 +2,7 @@
 // frameworkImpl semantics, DESIGN §5. Every case drives scriptable fakes that log their calls.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <mutex>
 
 #include "fakes.hpp"
@@ -532,12 +533,19 @@ TEST(FrameworkBuild, OnePluginInstanceServesAllItsPoints) {
 class recording_sink final : public fw::plugin_metrics_sink {
 public:
   void observe(fw::metric_point point, std::string_view plugin, fw::code result,
-               std::chrono::steady_clock::duration took) const override {
+               std::chrono::steady_clock::duration took, uint32_t weight) const override {
     std::lock_guard<std::mutex> lock(mu_);
+    bool per_node = point == fw::metric_point::filter || point == fw::metric_point::score;
+    EXPECT_EQ(weight, per_node ? fw::per_node_timing_every : 1u);
+    EXPECT_GE(took.count(), 0);
+    if (per_node) {
+      per_node_weight[std::string(fw::to_string(point)) + "/" + std::string(plugin)] += weight;
+      return;
+    }
     seen.push_back(std::string(fw::to_string(point)) + "/" + std::string(plugin) + "/" +
                    std::string(fw::to_string(result)));
-    EXPECT_GE(took.count(), 0);
   }
+  mutable std::map<std::string, uint64_t> per_node_weight;
   mutable std::mutex mu_;
   mutable strings seen;
 };
@@ -585,12 +593,22 @@ TEST(PluginMetrics, SampledCycleTimesEveryPluginCallAtEveryPoint) {
       EXPECT_TRUE(sink.seen.empty());
       continue;
     }
-    // kube's label values; Filter stops at the first rejection, and its code is the label.
-    const strings want = {"PreFilter/A/Success", "PreFilter/B/Success", "Filter/B/Success",
-                          "Filter/A/Unschedulable", "PreScore/B/Success", "Score/B/Success",
-                          "Reserve/B/Success", "Unreserve/B/Success", "Permit/B/Success",
-                          "PreBind/B/Success", "PostBind/B/Success"};
+    // kube's label values, one observation per call.
+    const strings want = {"PreFilter/A/Success", "PreFilter/B/Success", "PreScore/B/Success",
+                          "Reserve/B/Success",   "Unreserve/B/Success", "Permit/B/Success",
+                          "PreBind/B/Success",   "PostBind/B/Success"};
     EXPECT_EQ(sink.seen, want);
+    // Per-node points are timed 1 call in per_node_timing_every, with that weight: over many nodes the
+    // weighted count estimates the calls made.
+    constexpr int nodes = 16000;
+    for (int i = 0; i < nodes; ++i) {
+      (void)f->run_filter(st, *pod, n1);
+      (void)f->score_node(st, *pod, n1, score);
+    }
+    for (const char* key : {"Filter/A", "Filter/B", "Score/B"}) {
+      double est = static_cast<double>(sink.per_node_weight[key]);
+      EXPECT_NEAR(est, nodes, nodes * 0.15) << key;
+    }
   }
 }
 
