@@ -293,6 +293,33 @@ status framework::score_node(const cycle_state& state, const pod_info& pod, cons
   return status::ok();
 }
 
+status framework::score_nodes(const cycle_state& state, const pod_info& pod,
+                              const std::vector<const node_info*>& nodes,
+                              std::vector<std::vector<node_score>>& raw) const {
+  const size_t n = nodes.size();
+  raw.resize(score_.size());
+  thread_local std::vector<int64_t> row;
+  row.assign(n, 0);
+  for (size_t i = 0; i < score_.size(); ++i) {
+    auto& out = raw[i];
+    out.resize(n);
+    auto* p = score_[i];
+    if (!state.skip_score(i)) {
+      status s;
+      if (state.record_plugin_metrics && plugin_metrics_) {
+        // A sampled cycle times the calls one by one, as kube does.
+        for (size_t k = 0; k < n && s.is_success(); ++k)
+          s = call(true, metric_point::score, p, [&] { return p->score(state, pod, *nodes[k], row[k]); });
+      } else {
+        s = p->score_nodes(state, pod, nodes.data(), n, row.data());
+      }
+      if (!s.is_success()) return s.with_plugin(p->name());
+    }
+    for (size_t k = 0; k < n; ++k) out[k] = {nodes[k]->name, state.skip_score(i) ? 0 : row[k]};
+  }
+  return status::ok();
+}
+
 status framework::normalize_and_weigh(const cycle_state& state, const pod_info& pod,
                                       std::vector<std::vector<node_score>>& raw,
                                       std::vector<int64_t>& totals) const {

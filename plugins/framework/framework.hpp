@@ -63,6 +63,10 @@ public:
   bool has_score_plugins() const { return !score_.empty(); }
   // Scores one node with every non-skipped plugin; out has score_plugin_count() entries.
   status score_node(const cycle_state& state, const pod_info& pod, const node_info& node, int64_t* out) const;
+  // Scores every node with every plugin, plugin by plugin (each plugin's score_nodes loop):
+  // raw[p][i] = {nodes[i]->name, plugin p's raw score}; a skipped plugin's row is zeros.
+  status score_nodes(const cycle_state& state, const pod_info& pod, const std::vector<const node_info*>& nodes,
+                     std::vector<std::vector<node_score>>& raw) const;
   // NormalizeScore (per plugin, over all scored nodes) then weights; totals[i] for node i.
   // `raw` is per plugin, per node, in the same node order; it is normalized in place.
   status normalize_and_weigh(const cycle_state& state, const pod_info& pod,

@@ -153,6 +153,16 @@ class score_plugin : public virtual plugin {
 public:
   virtual status score(const cycle_state& state, const pod_info& pod, const node_info& node,
                        int64_t& out) const = 0;
+  // Scores nodes[0..n) into out[0..n), exactly as n calls of score() would. A plugin overrides it
+  // to read its cycle state once and loop tightly; the default calls score() per node.
+  virtual status score_nodes(const cycle_state& state, const pod_info& pod, const node_info* const* nodes,
+                             size_t n, int64_t* out) const {
+    for (size_t i = 0; i < n; ++i) {
+      auto s = score(state, pod, *nodes[i], out[i]);
+      if (!s.is_success()) return s;
+    }
+    return status::ok();
+  }
   virtual bool has_normalize() const { return false; }
   virtual status normalize_score(const cycle_state&, const pod_info&, std::vector<node_score>&) const {
     return status::ok();

@@ -51,6 +51,15 @@ size_t select_host(const std::vector<int64_t>& totals, std::mt19937_64& rng) {
 }
 
 namespace {
+constexpr size_t prefetch_distance = 4;
+
+void prefetch_node(const node_info& n) {
+  // From `taints` to the end of `non_zero_requested`: what the default Filter and Score plugins read.
+  const char* p = reinterpret_cast<const char*>(&n.taints);
+  const char* end = reinterpret_cast<const char*>(&n.used_ports);
+  for (; p < end; p += 64) __builtin_prefetch(p);
+}
+
 int64_t since(std::chrono::steady_clock::time_point& t) {
   auto now = std::chrono::steady_clock::now();
   int64_t d = std::chrono::duration_cast<std::chrono::nanoseconds>(now - t).count();
@@ -95,9 +104,15 @@ schedule_result schedule_one(const framework& fwk, cycle_state& state, const pod
   feasible.clear();
   feasible_idx.clear();
   bool nominated = snap.has_nominated_pods();
+  auto index_at = [&](size_t i) {
+    return pr.all_nodes() ? static_cast<uint32_t>(first + i < n ? first + i : first + i - n) : order[i];
+  };
   for (size_t i = 0; i < candidates && feasible.size() < want; ++i) {
-    uint32_t idx = pr.all_nodes() ? static_cast<uint32_t>(first + i < n ? first + i : first + i - n) : order[i];
+    uint32_t idx = index_at(i);
     const node_info& node = snap.node(idx);
+    // The nodes are separate heap objects and each is read once per pod: fetch the fields the
+    // filters read a few nodes ahead, so the misses overlap instead of stalling each Filter.
+    if (i + prefetch_distance < candidates) prefetch_node(snap.node(index_at(i + prefetch_distance)));
     ++out.examined;
     auto fs = nominated ? fwk.run_filter_with_nominated_pods(state, pod, node, snap) : fwk.run_filter(state, pod, node);
     if (fs.is_success()) {
@@ -127,22 +142,12 @@ schedule_result schedule_one(const framework& fwk, cycle_state& state, const pod
     return out;
   }
   size_t k = fwk.score_plugin_count();
-  thread_local std::vector<int64_t> raw_flat;
-  raw_flat.assign(feasible.size() * k, 0);
-  for (size_t i = 0; i < feasible.size(); ++i) {
-    s = fwk.score_node(state, pod, *feasible[i], raw_flat.data() + i * k);
-    if (!s.is_success()) {
-      out.result = status::error(s.message());
-      return out;
-    }
-  }
   // Per plugin, per node (NormalizeScore's shape); reused across pods on this thread.
   thread_local std::vector<std::vector<node_score>> raw;
-  raw.resize(k);
-  for (size_t p = 0; p < k; ++p) {
-    raw[p].resize(feasible.size());
-    node_score* row = raw[p].data();
-    for (size_t i = 0; i < feasible.size(); ++i) row[i] = {feasible[i]->name, raw_flat[i * k + p]};
+  s = fwk.score_nodes(state, pod, feasible, raw);
+  if (!s.is_success()) {
+    out.result = status::error(s.message());
+    return out;
   }
   thread_local std::vector<int64_t> totals;
   s = fwk.normalize_and_weigh(state, pod, raw, totals);

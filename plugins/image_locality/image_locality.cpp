@@ -121,4 +121,21 @@ fw::status image_locality::score(const fw::cycle_state& state, const pod_info& p
   return fw::status::ok();
 }
 
+fw::status image_locality::score_nodes(const fw::cycle_state& state, const pod_info& pod,
+                                       const node_info* const* nodes, size_t n, int64_t* out) const {
+  const auto* s = state.read_as<pre_score_state>(pre_score_key);
+  if (!s || s->images.size() != pod.images.size()) return fw::score_plugin::score_nodes(state, pod, nodes, n, out);
+  const int64_t containers = num_containers(pod);
+  for (size_t i = 0; i < n; ++i) {
+    const node_info& node = *nodes[i];
+    int64_t sum = 0;
+    if (!node.images.empty())
+      for (auto& e : s->images)
+        if (const image_state* on_node = find_image(node, e.id))
+          sum += scaled_image_score(on_node->size_bytes, e.num_nodes, s->total_nodes);
+    out[i] = image_priority(sum, containers);
+  }
+  return fw::status::ok();
+}
+
 }  // namespace kas::plugins

@@ -118,10 +118,11 @@ int64_t node_resources_balanced_allocation::score_requests(const node_info& node
                                                            const std::vector<int64_t>& pod_requests) const {
   resource_values requested(pod_requests.size()), allocatable(pod_requests.size());
   for (size_t i = 0; i < pod_requests.size(); ++i) {
-    const std::string& r = args_.resources[i].name;
+    const resource_spec& r = args_.resources[i];
     allocatable_and_requested(node, r, pod_requests[i], allocatable[i], requested[i]);
-    if (is_cpu(r)) requested[i] = node.requested.milli_cpu + pod_requests[i];
-    if (is_memory(r)) requested[i] = node.requested.memory + pod_requests[i];
+    // This plugin balances the real requests, not the non-zero defaults.
+    if (r.kind == resource_kind::cpu) requested[i] = node.requested.milli_cpu + pod_requests[i];
+    if (r.kind == resource_kind::memory) requested[i] = node.requested.memory + pod_requests[i];
   }
   return balanced_resource_score(requested, allocatable);
 }
@@ -153,6 +154,15 @@ bool node_resources_balanced_allocation::sign_pod(const pod_info& pod, std::stri
   for (auto& [n, v] : pod.requests.scalar) out += "," + n + "=" + std::to_string(v);
   out += ';';
   return true;
+}
+
+fw::status node_resources_balanced_allocation::score_nodes(const fw::cycle_state& state, const pod_info& pod,
+                                                          const node_info* const* nodes, size_t n,
+                                                          int64_t* out) const {
+  const auto* s = state.read_as<pre_score_state>(pre_score_key);
+  if (!s) return fw::score_plugin::score_nodes(state, pod, nodes, n, out);
+  for (size_t i = 0; i < n; ++i) out[i] = score_requests(*nodes[i], s->pod_requests);
+  return fw::status::ok();
 }
 
 }  // namespace kas::plugins

@@ -14,10 +14,18 @@ namespace kas::plugins {
 
 enum class scoring_strategy_type { least_allocated, most_allocated, requested_to_capacity_ratio };
 
+// Which node_info field a configured resource reads, decided once (the plugin constructors call
+// classify_resources) so Score never compares resource names per node.
+enum class resource_kind : uint8_t { unknown, cpu, memory, ephemeral_storage, scalar };
+
 struct resource_spec {
   std::string name;
   int64_t weight = 1;
+  resource_kind kind = resource_kind::unknown;
 };
+
+resource_kind classify_resource(const std::string& name);
+void classify_resources(std::vector<resource_spec>& resources);
 
 // A point of the RequestedToCapacityRatio shape: utilization in [0, 100], score in [0, 10].
 struct utilization_shape_point {

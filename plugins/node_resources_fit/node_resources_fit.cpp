@@ -100,7 +100,7 @@ int64_t node_resources_fit::score_requests(const node_info& node, const std::vec
   const size_t n = args_.resources.size();
   resource_values requested(n), allocatable(n);
   for (size_t i = 0; i < n; ++i)
-    allocatable_and_requested(node, args_.resources[i].name, pod_requests[i], allocatable[i], requested[i]);
+    allocatable_and_requested(node, args_.resources[i], pod_requests[i], allocatable[i], requested[i]);
   switch (args_.type) {
     case scoring_strategy_type::least_allocated: return least_allocated_score(args_.resources, requested, allocatable);
     case scoring_strategy_type::most_allocated: return most_allocated_score(args_.resources, requested, allocatable);
@@ -197,6 +197,14 @@ bool node_resources_fit::sign_pod(const pod_info& pod, std::string& out) const {
   put(pod.requests);
   put(pod.non_zero_requests);
   return true;
+}
+
+fw::status node_resources_fit::score_nodes(const fw::cycle_state& state, const pod_info& pod,
+                                           const node_info* const* nodes, size_t n, int64_t* out) const {
+  const auto* s = state.read_as<pre_score_state>(pre_score_key);
+  if (!s || args_.resources.empty()) return fw::score_plugin::score_nodes(state, pod, nodes, n, out);
+  for (size_t i = 0; i < n; ++i) out[i] = score_requests(*nodes[i], s->pod_requests);
+  return fw::status::ok();
 }
 
 }  // namespace kas::plugins

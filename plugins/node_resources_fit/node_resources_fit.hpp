@@ -45,7 +45,9 @@ public:
   static constexpr std::string_view pre_score_key = "PreScoreNodeResourcesFit";
   static result<std::shared_ptr<fw::plugin>> make(const YAML::Node& args, const std::string& path,
                                                   const fw::handle& h);
-  explicit node_resources_fit(node_resources_fit_args args) : args_(std::move(args)) {}
+  explicit node_resources_fit(node_resources_fit_args args) : args_(std::move(args)) {
+    classify_resources(args_.resources);
+  }
 
   std::string_view name() const override { return plugin_name; }
   const node_resources_fit_args& args() const { return args_; }
@@ -57,6 +59,8 @@ public:
                        const std::vector<const node_info*>& nodes) const override;
   fw::status score(const fw::cycle_state& state, const pod_info& pod, const node_info& node,
                    int64_t& out) const override;
+  fw::status score_nodes(const fw::cycle_state& state, const pod_info& pod, const node_info* const* nodes, size_t n,
+                         int64_t* out) const override;
   std::vector<fw::cluster_event_with_hint> events_to_register() const override;
   bool sign_pod(const pod_info& pod, std::string& out) const override;
 

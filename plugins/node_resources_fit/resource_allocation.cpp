@@ -53,22 +53,42 @@ std::vector<int64_t> pod_score_requests(const pod_info& pod, const std::vector<r
   return out;
 }
 
-void allocatable_and_requested(const node_info& node, const std::string& resource, int64_t pod_request,
+resource_kind classify_resource(const std::string& name) {
+  if (is_cpu(name)) return resource_kind::cpu;
+  if (is_memory(name)) return resource_kind::memory;
+  if (is_ephemeral_storage(name)) return resource_kind::ephemeral_storage;
+  return resource_kind::scalar;
+}
+
+void classify_resources(std::vector<resource_spec>& resources) {
+  for (auto& r : resources) r.kind = classify_resource(r.name);
+}
+
+void allocatable_and_requested(const node_info& node, const resource_spec& resource, int64_t pod_request,
                                int64_t& allocatable, int64_t& requested) {
   allocatable = requested = 0;
-  if (is_cpu(resource)) {
-    allocatable = node.allocatable.milli_cpu;
-    requested = node.non_zero_requested.milli_cpu + pod_request;
-  } else if (is_memory(resource)) {
-    allocatable = node.allocatable.memory;
-    requested = node.non_zero_requested.memory + pod_request;
-  } else if (is_ephemeral_storage(resource)) {
-    allocatable = node.allocatable.ephemeral_storage;
-    requested = node.requested.ephemeral_storage + pod_request;
-  } else if (pod_request != 0 || !is_scalar_resource_name(resource)) {
-    if (node.allocatable.has_scalar(resource)) {
-      allocatable = node.allocatable.get_scalar(resource);
-      requested = node.requested.get_scalar(resource) + pod_request;
+  resource_kind kind = resource.kind == resource_kind::unknown ? classify_resource(resource.name) : resource.kind;
+  switch (kind) {
+    case resource_kind::cpu:
+      allocatable = node.allocatable.milli_cpu;
+      requested = node.non_zero_requested.milli_cpu + pod_request;
+      return;
+    case resource_kind::memory:
+      allocatable = node.allocatable.memory;
+      requested = node.non_zero_requested.memory + pod_request;
+      return;
+    case resource_kind::ephemeral_storage:
+      allocatable = node.allocatable.ephemeral_storage;
+      requested = node.requested.ephemeral_storage + pod_request;
+      return;
+    case resource_kind::scalar:
+    case resource_kind::unknown:
+      break;
+  }
+  if (pod_request != 0 || !is_scalar_resource_name(resource.name)) {
+    if (node.allocatable.has_scalar(resource.name)) {
+      allocatable = node.allocatable.get_scalar(resource.name);
+      requested = node.requested.get_scalar(resource.name) + pod_request;
     }
   }
 }

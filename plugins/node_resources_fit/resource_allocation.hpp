@@ -41,7 +41,7 @@ std::vector<int64_t> pod_score_requests(const pod_info& pod, const std::vector<r
 
 // (allocatable, requested-after-placing-the-pod) of one resource on the node; (0, 0) when the node
 // has no such resource, or for an extended resource the pod does not request.
-void allocatable_and_requested(const node_info& node, const std::string& resource, int64_t pod_request,
+void allocatable_and_requested(const node_info& node, const resource_spec& resource, int64_t pod_request,
                                int64_t& allocatable, int64_t& requested);
 
 int64_t least_allocated_score(const std::vector<resource_spec>& resources, const resource_values& requested,

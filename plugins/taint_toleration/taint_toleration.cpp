@@ -122,4 +122,12 @@ bool taint_toleration::sign_pod(const pod_info& pod, std::string& out) const {
   return true;
 }
 
+fw::status taint_toleration::score_nodes(const fw::cycle_state& state, const pod_info& pod,
+                                         const node_info* const* nodes, size_t n, int64_t* out) const {
+  auto* s = state.read_as<pre_score_state>(pre_score_key);
+  if (!s) return fw::score_plugin::score_nodes(state, pod, nodes, n, out);
+  for (size_t i = 0; i < n; ++i) out[i] = count_intolerable_prefer_no_schedule(nodes[i]->taints, s->prefer_no_schedule);
+  return fw::status::ok();
+}
+
 }  // namespace kas::plugins

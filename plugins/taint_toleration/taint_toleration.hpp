@@ -34,6 +34,8 @@ public:
                        const std::vector<const node_info*>& nodes) const override;
   fw::status score(const fw::cycle_state& state, const pod_info& pod, const node_info& node,
                    int64_t& out) const override;
+  fw::status score_nodes(const fw::cycle_state& state, const pod_info& pod, const node_info* const* nodes, size_t n,
+                         int64_t* out) const override;
   bool has_normalize() const override { return true; }
   fw::status normalize_score(const fw::cycle_state& state, const pod_info& pod,
                              std::vector<fw::node_score>& scores) const override;
