@@ -1,5 +1,7 @@
 #include "actors/snapshot_cache.hpp"
 
+#include <optional>
+
 #include "cache/scheduler_cache.hpp"
 #include "spdlog/spdlog.h"
 
@@ -12,6 +14,7 @@ struct cache_actor_state {
   std::shared_ptr<const pipeline> wiring;
   std::chrono::nanoseconds ttl{0};
   std::unique_ptr<obs::actor_probe> probe;
+  std::vector<const scheduler_cache::pod_change*> changes;  // scratch for revalidate_incremental
   static inline const char* name = "snapshot_cache";
 };
 
@@ -46,6 +49,31 @@ void apply(scheduler_cache& c, const cluster_change& ch) {
     case t::objects: c.set_objects(ch.objects); break;
     case t::synced: break;
   }
+}
+
+// A reservation's cross-node check without a new PreFilter: the driver's cycle state (PreFilter ran
+// on snapshot generation req.snapshot_generation) gets every pod placed or removed since, through
+// the PreFilterExtensions, and the node is filtered on the current snapshot. nullopt when that would
+// not be exact (see scheduler_cache::pod_changes_since, framework::incremental_validation_safe).
+std::optional<fw::status> revalidate_incremental(cache_actor_state& st, const scheduler_cache& c,
+                                                 const assume_request& req, const node_info& node,
+                                                 const snapshot_ptr& snap) {
+  if (!req.state) return std::nullopt;
+  auto& changes = st.changes;
+  if (!c.pod_changes_since(req.snapshot_generation, changes)) return std::nullopt;
+  for (const auto* ch : changes)
+    if (!req.fwk->incremental_validation_safe(*req.state, *ch->pod)) return std::nullopt;
+  fw::cycle_state state = req.state->clone();
+  state.set_snapshot(snap);
+  for (const auto* ch : changes) {
+    // A pod on a node outside the snapshot (known only from its pods) is not counted by PreFilter.
+    const node_info* on = snap->find(ch->pod->node_name);
+    if (!on || ch->pod->uid == req.pod->uid) continue;
+    auto s = ch->added ? req.fwk->run_pre_filter_add_pod(state, *req.pod, *ch->pod, *on)
+                       : req.fwk->run_pre_filter_remove_pod(state, *req.pod, *ch->pod, *on);
+    if (!s.is_success()) return s;
+  }
+  return req.fwk->run_filter_with_nominated_pods(state, *req.pod, node, *snap);
 }
 
 // scheduler_scheduler_cache_size{type}. nodes and pods are O(1) and set after each change; counting
@@ -88,17 +116,23 @@ snapshot_cache_actor spawn_snapshot_cache(caf::actor_system& sys, const cache_op
         auto snap = c.current();
         if (req.global && snap->generation() != req.snapshot_generation) {
           // Cross-node constraints (affinity, spread) may be broken by any change anywhere since
-          // the driver's snapshot: PreFilter again on the current state, then Filter the node.
-          fw::cycle_state fresh;
-          fresh.set_snapshot(snap);
-          fw::pre_filter_result pr;
-          auto s = req.fwk->run_pre_filter(fresh, *req.pod, *snap, pr);
-          if (s.is_success() && !pr.all_nodes() && !pr.node_names->count(req.node))
-            s = fw::status::unresolvable("node(s) didn't satisfy plugin(s)");
-          if (s.is_success()) s = req.fwk->run_filter_with_nominated_pods(fresh, *req.pod, *node, *snap);
-          if (!s.is_success()) {
+          // the driver's snapshot. When only pods moved, and the log still holds every move, the
+          // cycle's PreFilter state is brought up to date with AddPod/RemovePod (kube's
+          // PreFilterExtensions) and the node is filtered: O(changes). Otherwise PreFilter runs
+          // again over the whole current snapshot: O(nodes).
+          auto s = revalidate_incremental(self->state, c, req, *node, snap);
+          if (!s) {
+            fw::cycle_state fresh;
+            fresh.set_snapshot(snap);
+            fw::pre_filter_result pr;
+            s = req.fwk->run_pre_filter(fresh, *req.pod, *snap, pr);
+            if (s->is_success() && !pr.all_nodes() && !pr.node_names->count(req.node))
+              s = fw::status::unresolvable("node(s) didn't satisfy plugin(s)");
+            if (s->is_success()) s = req.fwk->run_filter_with_nominated_pods(fresh, *req.pod, *node, *snap);
+          }
+          if (!s->is_success()) {
             rep.conflict = true;
-            rep.message = s.message();
+            rep.message = s->message();
             return rep;
           }
         } else if (node->generation != req.node_generation) {

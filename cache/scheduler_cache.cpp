@@ -57,6 +57,7 @@ void scheduler_cache::add_or_update_node(std::shared_ptr<node_info> compiled) {
   else
     snap_.add_node(std::move(compiled), generation_);
   published_.reset();
+  log_structural();
 }
 
 void scheduler_cache::remove_node(const std::string& name) {
@@ -71,6 +72,7 @@ void scheduler_cache::remove_node(const std::string& name) {
   }
   snap_ = snap_.without_node(name, ++generation_);
   published_.reset();
+  log_structural();
 }
 
 void scheduler_cache::place(const pod_info_ptr& p) {
@@ -81,12 +83,32 @@ void scheduler_cache::place(const pod_info_ptr& p) {
   }
   n->add_pod(p);
   put_node(std::move(n));
+  log_pod(true, p);
 }
 
 void scheduler_cache::unplace(const pod_info_ptr& p) {
   auto n = mutable_copy(p->node_name);
   if (!n || !n->remove_pod(p->uid)) return;
   put_node(std::move(n));
+  log_pod(false, p);
+}
+
+void scheduler_cache::log_pod(bool added, const pod_info_ptr& p) {
+  changes_.push_back({generation_, added, p});
+  if (changes_.size() > change_log_limit) {
+    changes_floor_ = changes_.front().generation;
+    changes_.pop_front();
+  }
+}
+
+bool scheduler_cache::pod_changes_since(uint64_t since, std::vector<const pod_change*>& out) const {
+  out.clear();
+  if (since < changes_floor_ || structural_ > since) return false;
+  // Changes are in generation order: walk back to the first one after `since`.
+  auto it = changes_.end();
+  while (it != changes_.begin() && std::prev(it)->generation > since) --it;
+  for (; it != changes_.end(); ++it) out.push_back(&*it);
+  return true;
 }
 
 void scheduler_cache::drop_pod(const std::string& uid) {
@@ -185,6 +207,7 @@ size_t scheduler_cache::assumed_count() const {
 void scheduler_cache::set_objects(cluster_objects_ptr objects) {
   snap_ = snap_.with_objects(std::move(objects), ++generation_);
   published_.reset();
+  log_structural();
 }
 
 void scheduler_cache::update_nominated(const pod_info_ptr& old_p, const pod_info_ptr& new_p) {

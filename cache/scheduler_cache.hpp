@@ -22,6 +22,7 @@
 // cluster (the pod seen bound) confirms it. Forget undoes an assume after a failed bind.
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -66,6 +67,19 @@ public:
   size_t assumed_count() const;
   size_t node_count() const { return snap_.size(); }
 
+  // What changed since a snapshot generation, for re-validating a reservation incrementally (kube's
+  // PreFilterExtensions AddPod/RemovePod applied to the cycle's state instead of a new PreFilter).
+  struct pod_change {
+    uint64_t generation;
+    bool added;  // placed on its node (assume, add, update's new side), else removed from it
+    pod_info_ptr pod;
+  };
+  // The pod placements and removals after generation `since`, oldest first. False when they are not
+  // all known (the log keeps the last change_log_limit entries) or something else changed in
+  // between: a node added, updated or removed, or the namespace/workload objects.
+  bool pod_changes_since(uint64_t since, std::vector<const pod_change*>& out) const;
+  static constexpr size_t change_log_limit = 16384;
+
   // The current snapshot; cheap (a shared_ptr copy after the first call following a change).
   snapshot_ptr current();
   uint64_t generation() const { return generation_; }
@@ -94,6 +108,11 @@ private:
   snapshot::nominated_map nominated_;  // node -> unbound pods nominated to it
   snapshot_ptr published_;
   uint64_t generation_ = 0;
+  void log_pod(bool added, const pod_info_ptr& p);
+  void log_structural() { structural_ = generation_; }
+  std::deque<pod_change> changes_;
+  uint64_t changes_floor_ = 0;  // changes at or before this generation are no longer logged
+  uint64_t structural_ = 0;     // generation of the last node or objects change
 };
 
 }  // namespace kas

@@ -179,6 +179,22 @@ bool framework::needs_global_validation(const cycle_state& state) const {
   return false;
 }
 
+bool framework::incremental_validation_safe(const cycle_state& state, const pod_info& changed) const {
+  for (size_t i = 0; i < filter_.size(); ++i) {
+    if (!filter_[i]->cross_node()) continue;
+    if (state.skip_filter(i)) {
+      if (filter_[i]->skip_may_change_with(changed)) return false;
+      continue;
+    }
+    // An active cross-node filter must see the change through its PreFilter's AddPod/RemovePod.
+    bool has_extensions = false;
+    for (size_t k = 0; k < pre_filter_.size(); ++k)
+      if (pre_filter_to_filter_[k] == static_cast<int>(i) && pre_filter_[k]->extensions()) has_extensions = true;
+    if (!has_extensions) return false;
+  }
+  return true;
+}
+
 std::vector<filter_verdict> framework::explain_filter(const cycle_state& state, const pod_info& pod,
                                                       const node_info& node) const {
   std::vector<filter_verdict> out;

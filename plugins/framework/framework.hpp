@@ -90,6 +90,10 @@ public:
 
   // Whether a cross-node Filter plugin is active (not skipped) in this cycle.
   bool needs_global_validation(const cycle_state& state) const;
+  // Whether this cycle's PreFilter state stays exact when `changed` is added or removed through the
+  // PreFilterExtensions: no skipped cross-node plugin would have run with it (skip_may_change_with),
+  // and every active cross-node plugin has extensions.
+  bool incremental_validation_safe(const cycle_state& state, const pod_info& changed) const;
 
   size_t filter_plugin_count() const { return filter_.size(); }
   std::string_view filter_plugin_name(size_t i) const { return filter_[i]->name(); }

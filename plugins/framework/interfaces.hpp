@@ -98,6 +98,14 @@ public:
   // PodTopologySpread). With several pods in flight, a reservation for such a pod is re-validated
   // against the whole current snapshot, not just the chosen node.
   virtual bool cross_node() const { return false; }
+  // For a cross-node plugin whose PreFilter returned Skip: whether `changed` appearing on or leaving
+  // a node could have made PreFilter not skip. A reservation is re-validated incrementally (AddPod /
+  // RemovePod on the cycle's state) only while no skipped cross-node plugin says yes; otherwise
+  // PreFilter runs again on the current snapshot. The default is the safe answer.
+  virtual bool skip_may_change_with(const pod_info& changed) const {
+    (void)changed;
+    return true;
+  }
 };
 
 // Per-node statuses of a failed cycle, for PostFilter and the FailedScheduling message.

@@ -65,6 +65,9 @@ public:
   fw::status filter(const fw::cycle_state& state, const pod_info& pod, const node_info& node) const override;
   // Existing pods on other nodes decide the verdict (topology domains span nodes).
   bool cross_node() const override { return true; }
+  // PreFilter skips only when no existing pod's required anti-affinity matches the pod (and the pod
+  // has no required terms): only a pod with required anti-affinity terms can change that.
+  bool skip_may_change_with(const pod_info& changed) const override { return !changed.required_anti_affinity.empty(); }
 
   // scoring.cpp
   fw::status pre_score(fw::cycle_state& state, const pod_info& pod,

@@ -63,6 +63,9 @@ public:
   fw::status filter(const fw::cycle_state& state, const pod_info& pod, const node_info& node) const override;
   // Skew is counted over every node of the topology domain, so the verdict spans nodes.
   bool cross_node() const override { return true; }
+  // PreFilter skips when the pod has no constraints (its own, or defaulted from the workload objects,
+  // whose changes force a full re-validation anyway): no other pod can change that.
+  bool skip_may_change_with(const pod_info&) const override { return false; }
 
   // scoring.cpp
   fw::status pre_score(fw::cycle_state& state, const pod_info& pod,

@@ -36,6 +36,12 @@ struct pod_spec {
   // Required node affinity: one term, `key In values` (skipped when the key is empty).
   std::string affinity_key;
   std::vector<std::string> affinity_values;
+  string_pairs labels;
+  // A DoNotSchedule topology spread constraint over pods with the same labels (when the key is set).
+  std::string spread_topology_key;
+  int32_t max_skew = 1;
+  // Required pod anti-affinity against pods with the same labels (when the key is set).
+  std::string anti_affinity_topology_key;
 };
 
 struct node_spec {
@@ -65,7 +71,20 @@ inline node_spec node(std::string name, std::string cpu = "4", std::string mem =
 inline std::string quoted(const std::string& s) { return "\"" + s + "\""; }
 
 inline pod_info_ptr make_pod(const pod_spec& s) {
-  std::string y = "metadata: {name: " + s.name + ", namespace: default, uid: " + s.name + "}\nspec:\n";
+  std::string y = "metadata:\n  name: " + s.name + "\n  namespace: default\n  uid: " + s.name + "\n";
+  std::string match;  // matchLabels: {k: v, ...} of the pod's own labels
+  if (!s.labels.empty()) {
+    y += "  labels:\n";
+    for (auto& [k, v] : s.labels) {
+      y += "    " + k + ": " + quoted(v) + "\n";
+      match += (match.empty() ? "" : ", ") + k + ": " + quoted(v);
+    }
+  }
+  y += "spec:\n";
+  if (!s.spread_topology_key.empty())
+    y += "  topologySpreadConstraints:\n  - maxSkew: " + std::to_string(s.max_skew) + "\n    topologyKey: " +
+         s.spread_topology_key + "\n    whenUnsatisfiable: DoNotSchedule\n    labelSelector: {matchLabels: {" + match +
+         "}}\n";
   if (s.priority != 0) y += "  priority: " + std::to_string(s.priority) + "\n";
   if (!s.scheduler_name.empty()) y += "  schedulerName: " + s.scheduler_name + "\n";
   if (!s.node.empty()) y += "  nodeName: " + s.node + "\n";
@@ -85,8 +104,12 @@ inline pod_info_ptr make_pod(const pod_spec& s) {
       if (!t.effect.empty()) y += "    effect: " + t.effect + "\n";
     }
   }
+  if (!s.affinity_key.empty() || !s.anti_affinity_topology_key.empty()) y += "  affinity:\n";
+  if (!s.anti_affinity_topology_key.empty())
+    y += "    podAntiAffinity:\n      requiredDuringSchedulingIgnoredDuringExecution:\n      - topologyKey: " +
+         s.anti_affinity_topology_key + "\n        labelSelector: {matchLabels: {" + match + "}}\n";
   if (!s.affinity_key.empty()) {
-    y += "  affinity:\n    nodeAffinity:\n      requiredDuringSchedulingIgnoredDuringExecution:\n"
+    y += "    nodeAffinity:\n      requiredDuringSchedulingIgnoredDuringExecution:\n"
          "        nodeSelectorTerms:\n        - matchExpressions:\n          - key: " +
          s.affinity_key + "\n            operator: In\n            values: [";
     for (size_t i = 0; i < s.affinity_values.size(); ++i) y += (i ? ", " : "") + quoted(s.affinity_values[i]);

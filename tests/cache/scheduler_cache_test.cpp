@@ -36,6 +36,59 @@ TEST(SchedulerCache, AssumeThenAddConfirms) {
   EXPECT_FALSE(c.forget_pod("uid-a").ok()) << "added pods cannot be forgotten";
 }
 
+TEST(SchedulerCache, PodChangesSinceASnapshotAreLoggedInOrder) {
+  scheduler_cache c;
+  c.add_or_update_node(test::simple_node("n1"));
+  c.add_or_update_node(test::simple_node("n2"));
+  uint64_t g = c.current()->generation();
+  auto a = pending("a"), b = pending("b");
+  ASSERT_TRUE(c.assume_pod(a, "n1").ok());
+  ASSERT_TRUE(c.assume_pod(b, "n2").ok());
+  ASSERT_TRUE(c.forget_pod("uid-a").ok());
+  std::vector<const scheduler_cache::pod_change*> ch;
+  ASSERT_TRUE(c.pod_changes_since(g, ch));
+  ASSERT_EQ(ch.size(), 3u);
+  EXPECT_TRUE(ch[0]->added && ch[0]->pod->uid == "uid-a" && ch[0]->pod->node_name == "n1");
+  EXPECT_TRUE(ch[1]->added && ch[1]->pod->uid == "uid-b" && ch[1]->pod->node_name == "n2");
+  EXPECT_TRUE(!ch[2]->added && ch[2]->pod->uid == "uid-a");
+  // Nothing since the current snapshot.
+  ASSERT_TRUE(c.pod_changes_since(c.current()->generation(), ch));
+  EXPECT_TRUE(ch.empty());
+  // Confirming b (assumed -> bound) is a removal and a placement.
+  uint64_t g2 = c.current()->generation();
+  ASSERT_TRUE(c.add_pod(with_node_name(*b, "n2")).ok());
+  ASSERT_TRUE(c.pod_changes_since(g2, ch));
+  ASSERT_EQ(ch.size(), 2u);
+  EXPECT_FALSE(ch[0]->added);
+  EXPECT_TRUE(ch[1]->added);
+}
+
+TEST(SchedulerCache, PodChangesAreUnknownAcrossNodeChangesAndPastTheLog) {
+  scheduler_cache c;
+  c.add_or_update_node(test::simple_node("n1"));
+  uint64_t g = c.current()->generation();
+  ASSERT_TRUE(c.assume_pod(pending("a"), "n1").ok());
+  std::vector<const scheduler_cache::pod_change*> ch;
+  EXPECT_TRUE(c.pod_changes_since(g, ch));
+  c.add_or_update_node(test::simple_node("n2"));  // a node change: labels, capacity may differ
+  EXPECT_FALSE(c.pod_changes_since(g, ch));
+  uint64_t g2 = c.current()->generation();
+  EXPECT_TRUE(c.pod_changes_since(g2, ch));
+  c.remove_node("n2");
+  EXPECT_FALSE(c.pod_changes_since(g2, ch));
+
+  // The log keeps change_log_limit entries: older generations are no longer answerable.
+  uint64_t g3 = c.current()->generation();
+  for (size_t i = 0; i <= scheduler_cache::change_log_limit / 2; ++i) {
+    auto p = pending("p" + std::to_string(i), "0");
+    ASSERT_TRUE(c.assume_pod(p, "n1").ok());
+    ASSERT_TRUE(c.forget_pod(p->uid).ok());
+  }
+  EXPECT_FALSE(c.pod_changes_since(g3, ch));
+  uint64_t g4 = c.current()->generation();
+  EXPECT_TRUE(c.pod_changes_since(g4, ch));
+}
+
 TEST(SchedulerCache, AddOfAssumedPodOnAnotherNodeMovesIt) {
   scheduler_cache c;
   c.add_or_update_node(test::simple_node("n1"));
