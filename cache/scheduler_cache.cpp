@@ -23,7 +23,7 @@ void scheduler_cache::put_node(std::shared_ptr<node_info> n) {
   n->generation = ++generation_;
   long i = snap_.index_of(n->name);
   if (i >= 0) {
-    snap_ = snap_.with_node(static_cast<size_t>(i), std::move(n), generation_);
+    snap_.set_node(static_cast<size_t>(i), std::move(n), generation_);
     published_.reset();
     return;
   }
@@ -53,7 +53,7 @@ void scheduler_cache::add_or_update_node(std::shared_ptr<node_info> compiled) {
   compiled->generation = ++generation_;
   long i = snap_.index_of(compiled->name);
   if (i >= 0)
-    snap_ = snap_.with_node(static_cast<size_t>(i), std::move(compiled), generation_);
+    snap_.set_node(static_cast<size_t>(i), std::move(compiled), generation_);
   else
     snap_.add_node(std::move(compiled), generation_);
   published_.reset();

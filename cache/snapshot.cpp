@@ -1,6 +1,7 @@
 #include "cache/snapshot.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cassert>
 
 namespace kas {
@@ -28,6 +29,30 @@ snapshot snapshot::with_node(size_t i, node_info_ptr n, uint64_t generation) con
   out.chunks_[c] = std::move(replaced);
   out.generation_ = generation;
   return out;
+}
+
+void snapshot::set_node(size_t i, node_info_ptr n, uint64_t generation) {
+  assert(i < size_);
+  const size_t c = i / chunk_size;
+  auto& slot_chunk = chunks_[c];
+  if (slot_chunk.use_count() != 1) {
+    slot_chunk = std::make_shared<chunk>(*slot_chunk);
+  } else {
+    // Sole owner: whoever held it last released it (an acq_rel decrement), so its reads are done.
+    std::atomic_thread_fence(std::memory_order_acquire);
+  }
+  auto& mine = const_cast<chunk&>(*slot_chunk);
+  node_info_ptr& slot = mine[i % chunk_size];
+  if (slot->name != n->name) {
+    if (index_.use_count() != 1) index_ = std::make_shared<index_map>(*index_);
+    auto& idx = const_cast<index_map&>(*index_);
+    idx.erase(slot->name);
+    idx[n->name] = i;
+  }
+  update_affinity_lists(static_cast<uint32_t>(i), slot.get(), *n);
+  update_image_counts(slot.get(), n.get());
+  slot = std::move(n);
+  generation_ = generation;
 }
 
 snapshot snapshot::with_added_node(node_info_ptr n, uint64_t generation) const {

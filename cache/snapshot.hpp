@@ -69,6 +69,10 @@ public:
   // handed this object out (published snapshots are copies; they may share the index, and then it
   // is copied).
   void add_node(node_info_ptr n, uint64_t generation);
+  // with_node in place: a chunk no published snapshot shares is changed where it is; a shared one
+  // is copied first. The cache replaces a node on every pod change, and copying the whole chunk
+  // list and a 64-node chunk each time was its largest cost.
+  void set_node(size_t i, node_info_ptr n, uint64_t generation);
   // Removal moves the last node into the hole (order is not semantic; the round-robin start index
   // is), so it costs two chunks and an index update.
   snapshot without_node(std::string_view name, uint64_t generation) const;

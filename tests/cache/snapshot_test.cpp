@@ -53,6 +53,34 @@ TEST(Snapshot, WithNodeSharesEveryOtherChunk) {
   EXPECT_EQ(before.node(70).name, "n70");
 }
 
+TEST(Snapshot, SetNodeChangesUnsharedChunksInPlaceAndNeverAPublishedCopy) {
+  snapshot working = build(200);
+  const snapshot published = working;  // a copy handed out: shares every chunk
+  auto first = named("n70");
+  working.set_node(70, first, 300);
+  // The shared chunk was copied: the published copy still has the old node, in its own slot.
+  EXPECT_EQ(working.node_ptr(70), first);
+  EXPECT_NE(published.node_ptr(70), first);
+  EXPECT_EQ(published.generation(), 200u);
+  EXPECT_EQ(working.generation(), 300u);
+  EXPECT_NE(&working.node_ptr(70), &published.node_ptr(70));
+  EXPECT_EQ(&working.node_ptr(0), &published.node_ptr(0)) << "other chunks stay shared";
+  // Now the chunk is the working copy's alone: the next change is made where it is.
+  const node_info_ptr* slot = &working.node_ptr(71);
+  auto second = named("n71");
+  working.set_node(71, second, 301);
+  EXPECT_EQ(&working.node_ptr(71), slot);
+  EXPECT_EQ(working.node_ptr(71), second);
+  EXPECT_EQ(published.node(71).name, "n71");
+  EXPECT_NE(published.node_ptr(71), second);
+  // A renamed node moves in the index of the working copy only.
+  working.set_node(72, named("renamed"), 302);
+  EXPECT_EQ(working.index_of("renamed"), 72);
+  EXPECT_EQ(working.index_of("n72"), -1);
+  EXPECT_EQ(published.index_of("n72"), 72);
+  EXPECT_EQ(published.index_of("renamed"), -1);
+}
+
 TEST(Snapshot, AddedNodeCopiesOnlyTheTailChunk) {
   const snapshot before = build(100);
   snapshot after = before.with_added_node(named("extra"), 101);
