@@ -30,7 +30,7 @@ binder_actor spawn_binder(caf::actor_system& sys, std::shared_ptr<const pipeline
     self->state.probe = make_probe(*wiring, "binder-" + std::to_string(index));
     return {
       [=](bind_atom, const cycle_ctx_ptr& ctx) {
-        auto probe_scope = self->state.probe->begin(self->mailbox().size());
+        auto probe_scope = self->state.probe->begin_handler(self);
         auto& fwk = *ctx->fwk;
         auto s = fwk.run_pre_bind_pre_flight(ctx->state, *ctx->assumed, ctx->node);
         if (!s.is_success() && !s.is_skip()) return bind_failed(self, *ctx, s);
@@ -51,7 +51,7 @@ binder_actor spawn_binder(caf::actor_system& sys, std::shared_ptr<const pipeline
         self->state.in_flight++;
       },
       [=](result_atom, const cycle_ctx_ptr& ctx, const fw::status& s) {
-        auto probe_scope = self->state.probe->begin(self->mailbox().size());
+        auto probe_scope = self->state.probe->begin_handler(self);
         self->state.in_flight--;
         if (!s.is_success()) return bind_failed(self, *ctx, s);
         auto& p = *self->state.wiring;

@@ -205,7 +205,7 @@ void pull(self_ptr self) {
   uint32_t n = st.opts.pipeline_depth - st.in_flight;
   self->request(st.wiring->queue, caf::infinite, pop_atom::value, n)
     .then([=](std::vector<queued_pod_ptr>& pods) {
-      auto probe_scope = self->state.probe->begin(self->mailbox().size());
+      auto probe_scope = self->state.probe->begin_handler(self);
       self->state.popping = false;
       self->state.in_flight += static_cast<uint32_t>(pods.size());
       // One snapshot for the whole batch: every pod in it is validated at assume anyway.
@@ -273,7 +273,7 @@ void dispatch_whole_pod(self_ptr self, pod_cycle_ptr pc) {
     .then([=](cycle_reply_ptr& rep) {
       auto& st = self->state;
       st.worker_load[w]--;
-      auto probe_scope = st.probe->begin(self->mailbox().size());
+      auto probe_scope = st.probe->begin_handler(self);
       const auto& res = rep->res;
       const fw::framework* f = pc->fwk.get();
       bool ok = res.result.is_success();
@@ -527,7 +527,7 @@ void reserve(self_ptr self, pod_cycle_ptr pc, uint32_t node_index) {
     .then([=](assume_reply& rep) {
       auto& st = self->state;
       auto& p = *st.wiring;
-      auto probe_scope = st.probe->begin(self->mailbox().size());
+      auto probe_scope = st.probe->begin_handler(self);
       if (!rep.ok) {
         if (rep.conflict) {
           // Optimistic validation lost a race: retry at once on a newer snapshot, no backoff.

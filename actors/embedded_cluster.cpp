@@ -31,7 +31,7 @@ watcher_actor::behavior_type node_agent(watcher_actor::stateful_pointer<node_age
   return {
     [=](event_atom, const cluster_change_ptr& ch) {
       auto& st = self->state;
-      auto probe_scope = st.probe->begin(self->mailbox().size());
+      auto probe_scope = st.probe->begin_handler(self);
       if (ch->type == cluster_event_type::pod_delete) {
         if (ch->old_pod) st.running.erase(ch->old_pod->uid);
         return;
@@ -123,7 +123,7 @@ cluster_actor spawn_embedded_cluster(caf::actor_system& sys, const cluster_optio
       self->state.watchers.push_back(self->spawn<caf::linked>(node_agent, me, i, shards, metrics));
     return {
       [=](watch_atom, watcher_actor w) {
-        auto probe_scope = self->state.probe->begin(self->mailbox().size());
+        auto probe_scope = self->state.probe->begin_handler(self);
         auto& st = self->state;
         // List: objects (namespaces, selectors, PDBs), nodes, then pods, as the informers' initial
         // syncs deliver them.
@@ -155,7 +155,7 @@ cluster_actor spawn_embedded_cluster(caf::actor_system& sys, const cluster_optio
         st.watchers.push_back(std::move(w));
       },
       [=](create_atom, node_info_ptr n) {
-        auto probe_scope = self->state.probe->begin(self->mailbox().size());
+        auto probe_scope = self->state.probe->begin_handler(self);
         auto& st = self->state;
         cluster_change ch;
         auto it = st.nodes.find(n->name);
@@ -172,7 +172,7 @@ cluster_actor spawn_embedded_cluster(caf::actor_system& sys, const cluster_optio
         emit(self, std::move(ch));
       },
       [=](create_atom, pod_info_ptr p) {
-        auto probe_scope = self->state.probe->begin(self->mailbox().size());
+        auto probe_scope = self->state.probe->begin_handler(self);
         auto& st = self->state;
         if (st.pods.count(p->uid)) return;  // AlreadyExists; the loader rejects duplicates first
         st.pods[p->uid] = p;
@@ -185,7 +185,7 @@ cluster_actor spawn_embedded_cluster(caf::actor_system& sys, const cluster_optio
         emit(self, std::move(ch));
       },
       [=](create_atom, cluster_objects_ptr objs) {
-        auto probe_scope = self->state.probe->begin(self->mailbox().size());
+        auto probe_scope = self->state.probe->begin_handler(self);
         self->state.objects = objs;
         cluster_change ch;
         ch.type = cluster_event_type::objects;
@@ -193,12 +193,12 @@ cluster_actor spawn_embedded_cluster(caf::actor_system& sys, const cluster_optio
         emit(self, std::move(ch));
       },
       [=](delete_atom, const std::string& uid, const std::function<void(fw::status)>& done) {
-        auto probe_scope = self->state.probe->begin(self->mailbox().size());
+        auto probe_scope = self->state.probe->begin_handler(self);
         auto s = delete_pod(self, uid);
         if (done) done(s);
       },
       [=](delete_atom, const std::string& uid, const std::string& message, const std::function<void(fw::status)>& done) {
-        auto probe_scope = self->state.probe->begin(self->mailbox().size());
+        auto probe_scope = self->state.probe->begin_handler(self);
         auto it = self->state.pods.find(uid);
         pod_info_ptr victim = it == self->state.pods.end() ? nullptr : it->second;
         auto s = delete_pod(self, uid);
@@ -216,7 +216,7 @@ cluster_actor spawn_embedded_cluster(caf::actor_system& sys, const cluster_optio
         if (done) done(s);
       },
       [=](status_atom, const std::string& uid, const std::string& node, const std::function<void(fw::status)>& done) {
-        auto probe_scope = self->state.probe->begin(self->mailbox().size());
+        auto probe_scope = self->state.probe->begin_handler(self);
         auto& st = self->state;
         auto it = st.pods.find(uid);
         if (it == st.pods.end()) {
@@ -231,7 +231,7 @@ cluster_actor spawn_embedded_cluster(caf::actor_system& sys, const cluster_optio
         if (done) done(fw::status::ok());
       },
       [=](delete_atom, const std::string& node) {
-        auto probe_scope = self->state.probe->begin(self->mailbox().size());
+        auto probe_scope = self->state.probe->begin_handler(self);
         auto& st = self->state;
         auto it = st.nodes.find(node);
         if (it == st.nodes.end()) return;
@@ -244,7 +244,7 @@ cluster_actor spawn_embedded_cluster(caf::actor_system& sys, const cluster_optio
         emit(self, std::move(ch));
       },
       [=](bind_atom, const std::string& uid, const std::string& node, const std::function<void(fw::status)>& done) {
-        auto probe_scope = self->state.probe->begin(self->mailbox().size());
+        auto probe_scope = self->state.probe->begin_handler(self);
         auto& st = self->state;
         auto it = st.pods.find(uid);
         if (it == st.pods.end()) {
@@ -281,7 +281,7 @@ cluster_actor spawn_embedded_cluster(caf::actor_system& sys, const cluster_optio
         done(fw::status::ok());
       },
       [=](status_atom, const std::string& uid, const std::string& phase) {
-        auto probe_scope = self->state.probe->begin(self->mailbox().size());
+        auto probe_scope = self->state.probe->begin_handler(self);
         auto& st = self->state;
         auto it = st.pods.find(uid);
         if (it == st.pods.end() || it->second->phase == phase) return;
@@ -291,11 +291,11 @@ cluster_actor spawn_embedded_cluster(caf::actor_system& sys, const cluster_optio
         replace_pod(self, it->second, std::move(updated));
       },
       [=](record_atom, const cluster_event_record& ev) {
-        auto probe_scope = self->state.probe->begin(self->mailbox().size());
+        auto probe_scope = self->state.probe->begin_handler(self);
         record_event(self, ev);
       },
       [=](status_atom, const std::string& uid, const pod_condition& c) {
-        auto probe_scope = self->state.probe->begin(self->mailbox().size());
+        auto probe_scope = self->state.probe->begin_handler(self);
         auto& st = self->state;
         auto it = st.pods.find(uid);
         // A failure report can arrive after a later attempt's binding landed (the recorder and the
@@ -317,11 +317,11 @@ cluster_actor spawn_embedded_cluster(caf::actor_system& sys, const cluster_optio
         emit(self, std::move(ch));
       },
       [=](list_atom, const cluster_event_record&) {
-        auto probe_scope = self->state.probe->begin(self->mailbox().size());
+        auto probe_scope = self->state.probe->begin_handler(self);
         return self->state.events;
       },
       [=](stats_atom) {
-        auto probe_scope = self->state.probe->begin(self->mailbox().size());
+        auto probe_scope = self->state.probe->begin_handler(self);
         auto& st = self->state;
         cluster_stats s;
         s.nodes = st.nodes.size();
@@ -334,7 +334,7 @@ cluster_actor spawn_embedded_cluster(caf::actor_system& sys, const cluster_optio
         return s;
       },
       [=](list_atom) {
-        auto probe_scope = self->state.probe->begin(self->mailbox().size());
+        auto probe_scope = self->state.probe->begin_handler(self);
         std::vector<pod_info_ptr> out;
         out.reserve(self->state.pods.size());
         for (auto& [uid, p] : self->state.pods) out.push_back(p);

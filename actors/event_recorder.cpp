@@ -24,7 +24,7 @@ recorder_actor spawn_event_recorder(caf::actor_system& sys, std::shared_ptr<cons
     self->state.probe = make_probe(*wiring, "event_recorder");
     return {
       [=](record_atom, pod_outcome& o) {
-        auto probe_scope = self->state.probe->begin(self->mailbox().size());
+        auto probe_scope = self->state.probe->begin_handler(self);
         if (o.status != "Scheduled") {
           // kube's handleSchedulingFailure also patches the pod's status (updatePod): PodScheduled
           // False, reason Unschedulable or SchedulerError, with the same message. The cluster skips
@@ -44,18 +44,18 @@ recorder_actor spawn_event_recorder(caf::actor_system& sys, std::shared_ptr<cons
         self->state.outcomes[uid] = std::move(o);
       },
       [=](record_atom, explain_record& e) {
-        auto probe_scope = self->state.probe->begin(self->mailbox().size());
+        auto probe_scope = self->state.probe->begin_handler(self);
         self->state.explains.push_back(std::move(e));
       },
       [=](outcomes_atom) {
-        auto probe_scope = self->state.probe->begin(self->mailbox().size());
+        auto probe_scope = self->state.probe->begin_handler(self);
         std::vector<pod_outcome> out;
         out.reserve(self->state.outcomes.size());
         for (auto& [uid, o] : self->state.outcomes) out.push_back(o);
         return out;
       },
       [=](outcomes_atom, const explain_record&) {
-        auto probe_scope = self->state.probe->begin(self->mailbox().size());
+        auto probe_scope = self->state.probe->begin_handler(self);
         return self->state.explains;
       },
     };

@@ -65,15 +65,15 @@ worker_actor spawn_filter_score_worker(caf::actor_system& sys, uint64_t seed, ob
                                                            "filter_score_worker-" + std::to_string(seed - 1));
     return {
       [self](work_atom, const filter_work_ptr& w) {
-        auto s = self->state.probe->begin(self->mailbox().size());
+        auto s = self->state.probe->begin_handler(self);
         return run_filter_work(*w);
       },
       [self](work_atom, const score_work_ptr& w) {
-        auto s = self->state.probe->begin(self->mailbox().size());
+        auto s = self->state.probe->begin_handler(self);
         return run_score_work(*w);
       },
       [self](work_atom, const cycle_work_ptr& w) {
-        auto s = self->state.probe->begin(self->mailbox().size());
+        auto s = self->state.probe->begin_handler(self);
         return run_cycle_work(*w, self->state.rng);
       },
     };

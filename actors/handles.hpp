@@ -122,7 +122,7 @@ struct pipeline {
 // The per-actor probe (actor_mailbox_depth, actor_messages_processed_total,
 // actor_message_processing_seconds) for one actor instance, e.g. "scheduling_queue", "binder-0",
 // "cycle_driver-0", "filter_score_worker-3". Keep it in the actor's state and open every handler with
-//   auto probe_scope = st.probe->begin(self->mailbox().size());
+//   auto probe_scope = st.probe->begin_handler(self);
 inline std::unique_ptr<obs::actor_probe> make_probe(const pipeline& p, const std::string& actor) {
   return std::make_unique<obs::actor_probe>(*p.registry, actor);
 }

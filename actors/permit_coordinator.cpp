@@ -54,7 +54,7 @@ permit_actor spawn_permit_coordinator(caf::actor_system& sys, std::shared_ptr<co
     self->state.probe = make_probe(*wiring, "permit_coordinator");
     return {
       [=](wait_atom, const cycle_ctx_ptr& ctx) {
-        auto probe_scope = self->state.probe->begin(self->mailbox().size());
+        auto probe_scope = self->state.probe->begin_handler(self);
         auto& st = self->state;
         waiting_pod w;
         w.ctx = ctx;
@@ -69,7 +69,7 @@ permit_actor spawn_permit_coordinator(caf::actor_system& sys, std::shared_ptr<co
         self->delayed_send(self, shortest, timeout_atom::value, ctx->assumed->uid, st.seq);
       },
       [=](allow_atom, const std::string& uid, const std::string& plugin) {
-        auto probe_scope = self->state.probe->begin(self->mailbox().size());
+        auto probe_scope = self->state.probe->begin_handler(self);
         auto& st = self->state;
         auto it = st.waiting.find(uid);
         if (it == st.waiting.end()) return;
@@ -82,11 +82,11 @@ permit_actor spawn_permit_coordinator(caf::actor_system& sys, std::shared_ptr<co
         self->send(p.binders[st.next_binder++ % p.binders.size()], bind_atom::value, ctx);
       },
       [=](reject_atom, const std::string& uid, const std::string& plugin, const std::string& msg) {
-        auto probe_scope = self->state.probe->begin(self->mailbox().size());
+        auto probe_scope = self->state.probe->begin_handler(self);
         fail(self, uid, fw::status(fw::code::unschedulable, fw::intern(msg)).with_plugin(fw::intern(plugin)), msg);
       },
       [=](timeout_atom, const std::string& uid, uint64_t seq) {
-        auto probe_scope = self->state.probe->begin(self->mailbox().size());
+        auto probe_scope = self->state.probe->begin_handler(self);
         auto it = self->state.waiting.find(uid);
         if (it == self->state.waiting.end() || it->second.seq != seq) return;
         std::string plugins;

@@ -51,6 +51,7 @@ void scheduler_series::attempt(std::string_view profile, attempt_result r,
 }
 
 void scheduler_series::pod_scheduled(int attempts, std::chrono::steady_clock::duration since_first_attempt) const {
+  if (!obs::recording()) return;  // nor create an {attempts} series that would stay at zero
   km_.pod_scheduling_attempts.observe(static_cast<double>(attempts));
   // kube's getAttemptsLabel: "1".."14", then "15+".
   size_t i = static_cast<size_t>(std::clamp(attempts, 0, 15));

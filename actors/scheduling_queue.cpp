@@ -193,7 +193,7 @@ queue_actor spawn_scheduling_queue(caf::actor_system& sys, std::vector<fw::frame
     self->delayed_send(self, std::chrono::seconds(1), tick_atom::value);
     return {
       [=](event_atom, const cluster_change_ptr& ch) {
-        auto probe_scope = self->state.probe->begin(self->mailbox().size());
+        auto probe_scope = self->state.probe->begin_handler(self);
         auto& q = *self->state.q;
         auto now = queue_state::clock::now();
         using t = cluster_event_type;
@@ -224,7 +224,7 @@ queue_actor spawn_scheduling_queue(caf::actor_system& sys, std::vector<fw::frame
         serve_waiting(self);
       },
       [=](pop_atom, uint32_t n) -> caf::typed_response_promise<std::vector<queued_pod_ptr>> {
-        auto probe_scope = self->state.probe->begin(self->mailbox().size());
+        auto probe_scope = self->state.probe->begin_handler(self);
         auto& st = self->state;
         auto rp = self->make_response_promise<std::vector<queued_pod_ptr>>();
         st.waiting.emplace_back(rp, n);
@@ -232,13 +232,13 @@ queue_actor spawn_scheduling_queue(caf::actor_system& sys, std::vector<fw::frame
         return rp;
       },
       [=](done_atom, const std::string& uid) {
-        auto probe_scope = self->state.probe->begin(self->mailbox().size());
+        auto probe_scope = self->state.probe->begin_handler(self);
         self->state.q->done(uid);
         uncount(self->state, uid);
         serve_waiting(self);
       },
       [=](requeue_atom, const failure& f) {
-        auto probe_scope = self->state.probe->begin(self->mailbox().size());
+        auto probe_scope = self->state.probe->begin_handler(self);
         bool is_error = f.result.get_code() == fw::code::error;
         auto info = *f.pod;
         info.unschedulable_plugins = f.unschedulable_plugins;
@@ -248,17 +248,17 @@ queue_actor spawn_scheduling_queue(caf::actor_system& sys, std::vector<fw::frame
         serve_waiting(self);
       },
       [=](tick_atom) {
-        auto probe_scope = self->state.probe->begin(self->mailbox().size());
+        auto probe_scope = self->state.probe->begin_handler(self);
         self->state.q->flush(queue_state::clock::now());
         serve_waiting(self);
         self->delayed_send(self, std::chrono::seconds(1), tick_atom::value);
       },
       [=](stats_atom) -> queue_stats {
-        auto probe_scope = self->state.probe->begin(self->mailbox().size());
+        auto probe_scope = self->state.probe->begin_handler(self);
         return stats_of(*self->state.q);
       },
       [=](done_atom) -> caf::typed_response_promise<queue_stats> {
-        auto probe_scope = self->state.probe->begin(self->mailbox().size());
+        auto probe_scope = self->state.probe->begin_handler(self);
         auto rp = self->make_response_promise<queue_stats>();
         self->state.idle_waiters.push_back(rp);
         serve_waiting(self);

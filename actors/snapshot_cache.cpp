@@ -98,13 +98,13 @@ snapshot_cache_actor spawn_snapshot_cache(caf::actor_system& sys, const cache_op
     self->delayed_send(self, std::chrono::seconds(1), tick_atom::value);
     return {
       [=](event_atom, const cluster_change_ptr& ch) {
-        auto probe_scope = self->state.probe->begin(self->mailbox().size());
+        auto probe_scope = self->state.probe->begin_handler(self);
         apply(*self->state.cache, *ch);
         publish_size(self->state);
         self->send(self->state.wiring->queue, event_atom::value, ch);
       },
       [=](assume_atom, const assume_request& req) -> assume_reply {
-        auto probe_scope = self->state.probe->begin(self->mailbox().size());
+        auto probe_scope = self->state.probe->begin_handler(self);
         auto& c = *self->state.cache;
         assume_reply rep;
         const node_info* node = c.node(req.node);
@@ -156,20 +156,20 @@ snapshot_cache_actor spawn_snapshot_cache(caf::actor_system& sys, const cache_op
         return rep;
       },
       [=](forget_atom, const std::string& uid) {
-        auto probe_scope = self->state.probe->begin(self->mailbox().size());
+        auto probe_scope = self->state.probe->begin_handler(self);
         if (self->state.cache->is_assumed(uid)) log_if_error(self->state.cache->forget_pod(uid));
         publish_size(self->state);
       },
       [=](finished_atom, const std::string& uid) {
-        auto probe_scope = self->state.probe->begin(self->mailbox().size());
+        auto probe_scope = self->state.probe->begin_handler(self);
         self->state.cache->finish_binding(uid, scheduler_cache::clock::now());
       },
       [=](snap_atom) -> snapshot_ptr {
-        auto probe_scope = self->state.probe->begin(self->mailbox().size());
+        auto probe_scope = self->state.probe->begin_handler(self);
         return self->state.cache->current();
       },
       [=](tick_atom) {
-        auto probe_scope = self->state.probe->begin(self->mailbox().size());
+        auto probe_scope = self->state.probe->begin_handler(self);
         if (self->state.ttl.count() > 0)
           for (auto& uid : self->state.cache->cleanup_expired(scheduler_cache::clock::now()))
             spdlog::warn("snapshot_cache: assumed pod {} expired", uid);

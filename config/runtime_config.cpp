@@ -20,6 +20,18 @@ result<uint32_t> positive_int(const YAML::Node& n, const std::string& path, uint
   }
 }
 
+// A YAML boolean (true/false, yes/no, on/off as yaml-cpp reads them); absent leaves `out` alone.
+status_or_error bool_field(const YAML::Node& doc, const char* name, const std::string& where, bool& out) {
+  auto n = doc[name];
+  if (!n) return ok_t{};
+  bool b = false;
+  if (!n.IsScalar() || !YAML::convert<bool>::decode(n, b))
+    return error{where + ": " + name + ": expected true or false, got " +
+                 (n.IsScalar() ? "\"" + n.Scalar() + "\"" : "a non-scalar")};
+  out = b;
+  return ok_t{};
+}
+
 status_or_error check_fields(const YAML::Node& doc, const std::string& where, const std::set<std::string>& known) {
   for (auto it = doc.begin(); it != doc.end(); ++it) {
     auto key = it->first.as<std::string>();
@@ -33,7 +45,7 @@ status_or_error check_fields(const YAML::Node& doc, const std::string& where, co
 status_or_error decode_runtime_config(const YAML::Node& doc, const std::string& where, runtime_config& out) {
   static const std::set<std::string> known = {"apiVersion", "kind", "threads", "workers",
                                                "binders", "pipelineDepth", "nodeAgents",
-                                               "batching"};
+                                               "batching", "recordMetrics"};
   if (auto r = check_fields(doc, where, known); !r) return r;
   struct field {
     const char* name;
@@ -51,13 +63,8 @@ status_or_error decode_runtime_config(const YAML::Node& doc, const std::string& 
       if (f.target == &out.pipeline_depth) out.pipeline_depth_set = true;
     }
   }
-  if (auto n = doc["batching"]) {
-    bool b = false;
-    if (!n.IsScalar() || !YAML::convert<bool>::decode(n, b))
-      return error{where + ": batching: expected true or false, got " + (n.IsScalar() ? "\"" + n.Scalar() + "\"" : "a non-scalar")};
-    out.batching = b;
-  }
-  return ok_t{};
+  if (auto r = bool_field(doc, "batching", where, out.batching); !r) return r;
+  return bool_field(doc, "recordMetrics", where, out.record_metrics);
 }
 
 static status_or_error apply_kube_config(const YAML::Node& doc, const std::string& where, const plugin_catalog& catalog,

@@ -10,6 +10,7 @@
 //   pipelineDepth: 4    # pods in their scheduling cycle at once
 //   nodeAgents: 2       # embedded mode: simulated kubelet actors
 //   batching: false     # opportunistic batching by pod signature (SignPod, KEP-5598)
+//   recordMetrics: true # false: no metric series moves (counters, gauges, histograms, actor probes)
 //
 // Defaults are sized for 2 cores. Unknown fields are errors.
 #include <chrono>
@@ -39,6 +40,9 @@ struct runtime_config {
   // Opportunistic batching (KEP-5598): a pod with the same SignPod signature as the previous one
   // reuses its sorted feasible-node list, re-validating only the head.
   bool batching = false;
+  // Metric recording (observability/metrics.hpp obs::set_recording). Off, every series stays where it
+  // is, so /metrics reads zeros; it exists to measure what recording costs and for runs that want none.
+  bool record_metrics = true;
   // From KubeSchedulerConfiguration (podInitialBackoffSeconds / podMaxBackoffSeconds).
   std::chrono::nanoseconds pod_initial_backoff = std::chrono::seconds(1);
   std::chrono::nanoseconds pod_max_backoff = std::chrono::seconds(10);

@@ -37,6 +37,7 @@ actor_probe::actor_probe(metrics_registry& r, const std::string& actor, uint32_t
       countdown_(every_) {}
 
 void actor_probe::record(size_t mailbox_size, std::chrono::steady_clock::duration took) {
+  if (!recording()) return;
   depth_.set(static_cast<double>(mailbox_size));
   processed_.inc_single_writer();
   seconds_.observe_duration(took);

@@ -15,8 +15,10 @@ namespace kas::obs {
 inline constexpr int plugin_metrics_sample_percent = 10;
 
 // The per-cycle draw, kube's rule. Call once per scheduling cycle and keep the answer in cycle_state.
+// With recording off (recordMetrics: false) no cycle is sampled, so nothing reads the clock for it.
 template <class Rng>
 bool sample_plugin_metrics(Rng& rng) {
+  if (!recording()) return false;
   return std::uniform_int_distribution<int>(0, 99)(rng) < plugin_metrics_sample_percent;
 }
 

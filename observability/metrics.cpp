@@ -11,6 +11,12 @@
 
 namespace kas::obs {
 
+namespace detail {
+std::atomic<bool> recording_on{true};
+}  // namespace detail
+
+void set_recording(bool on) { detail::recording_on.store(on, std::memory_order_relaxed); }
+
 namespace {
 
 [[noreturn]] void misuse(const std::string& what) {
@@ -60,7 +66,10 @@ const char* kind_name(metric_kind k) {
 
 }  // namespace
 
-void gauge::add(double d) { add_double(v_, d); }
+void gauge::add(double d) {
+  if (!recording()) return;
+  add_double(v_, d);
+}
 
 histogram::histogram(std::vector<double> bounds) : bounds_(std::move(bounds)) {
   if (!bounds_.empty() && std::isinf(bounds_.back()) && bounds_.back() > 0) bounds_.pop_back();
@@ -73,6 +82,7 @@ histogram::histogram(std::vector<double> bounds) : bounds_(std::move(bounds)) {
 }
 
 void histogram::observe(double v, uint64_t weight) {
+  if (!recording()) return;
   // lower_bound: first bound >= v, i.e. Prometheus' "le"; NaN and values above every bound go to +Inf.
   size_t i = static_cast<size_t>(std::lower_bound(bounds_.begin(), bounds_.end(), v) - bounds_.begin());
   counts_[i].fetch_add(weight, std::memory_order_relaxed);

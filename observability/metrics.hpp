@@ -9,6 +9,11 @@
 // Consistency: a scrape reads each atomic on its own, so a histogram's _sum may trail its buckets by the
 // observations in flight. Prometheus tolerates this; every value is monotonic where it must be.
 //
+// Switch: obs::set_recording(false) turns every write below into a no-op (one relaxed load and a
+// predicted branch), for measuring what recording costs and for runs that want none of it. Reads and
+// the exposition still work; series simply stop moving. It is process-wide because series are: set it
+// before the actors start (ActorRuntimeConfiguration recordMetrics).
+//
 // Misuse (wrong number of label values, a name that breaks the exposition format, one name declared twice
 // with different shapes) is a programming error with constant inputs. It aborts with a message naming the
 // family, in release builds too, because a silently wrong exposition would break dashboards unnoticed.
@@ -26,13 +31,26 @@
 
 namespace kas::obs {
 
+namespace detail {
+extern std::atomic<bool> recording_on;  // constant-initialized to true
+}  // namespace detail
+
+// Whether series record at all (default true). Relaxed: a writer that still sees the old value for a
+// moment records or skips one more value, which no reader can tell apart from timing.
+inline bool recording() { return detail::recording_on.load(std::memory_order_relaxed); }
+void set_recording(bool on);
+
 // A monotonic count. inc() is one relaxed fetch_add, correct with several writers.
 class alignas(64) counter {
 public:
-  void inc(uint64_t n = 1) { v_.fetch_add(n, std::memory_order_relaxed); }
+  void inc(uint64_t n = 1) {
+    if (!recording()) return;
+    v_.fetch_add(n, std::memory_order_relaxed);
+  }
   // For a series with exactly one writer: a relaxed load and store, no locked instruction (~1 ns
   // instead of ~8 ns). Concurrent writers would lose counts; readers still see a valid value.
   void inc_single_writer(uint64_t n = 1) {
+    if (!recording()) return;
     v_.store(v_.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
   }
   uint64_t value() const { return v_.load(std::memory_order_relaxed); }
@@ -44,7 +62,10 @@ private:
 // A value that goes up and down. set() is a plain relaxed store; add() is a CAS loop.
 class alignas(64) gauge {
 public:
-  void set(double v) { v_.store(v, std::memory_order_relaxed); }
+  void set(double v) {
+    if (!recording()) return;
+    v_.store(v, std::memory_order_relaxed);
+  }
   void add(double d);
   double value() const { return v_.load(std::memory_order_relaxed); }
 

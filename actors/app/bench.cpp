@@ -257,7 +257,7 @@ void print_json(const bench_result& r) {
   w.key("runtime").begin_object();
   w.key("threads").value(static_cast<int64_t>(r.threads)).key("workers").value(static_cast<int64_t>(r.workers));
   w.key("binders").value(static_cast<int64_t>(r.binders)).key("pipelineDepth").value(static_cast<int64_t>(r.pipeline_depth));
-  w.key("batching").value(r.batching).end_object();
+  w.key("batching").value(r.batching).key("recordMetrics").value(r.record_metrics).end_object();
   w.key("invariants").begin_object().key("checks").value(i64(r.invariant_checks)).key("violations").begin_array();
   for (auto& v : r.violations) w.value(v);
   w.end_array().end_object();
@@ -269,8 +269,9 @@ void print_table(const bench_result& r) {
   std::printf("workload            %s%s%s\n", r.workload.c_str(), r.workload_file.empty() ? "" : "  ",
               r.workload_file.c_str());
   std::printf("cluster             %zu nodes, %zu init pods, %zu measured pods\n", r.nodes, r.init_pods, r.measured_pods);
-  std::printf("runtime             threads=%u workers=%u binders=%u pipelineDepth=%u batching=%s\n", r.threads,
-              r.workers, r.binders, r.pipeline_depth, r.batching ? "on" : "off");
+  std::printf("runtime             threads=%u workers=%u binders=%u pipelineDepth=%u batching=%s metrics=%s\n",
+              r.threads, r.workers, r.binders, r.pipeline_depth, r.batching ? "on" : "off",
+              r.record_metrics ? "on" : "off");
   std::printf("scheduled           %zu   unschedulable %zu   preempted %zu   attempts %llu\n", r.scheduled,
               r.unschedulable, r.preempted, static_cast<unsigned long long>(r.attempts));
   std::printf("throughput (pods/s) avg %.0f  p50 %.0f  p90 %.0f  p95 %.0f  p99 %.0f  (%zu windows of %.1f s)\n",
@@ -492,6 +493,7 @@ private:
     r_.binders = cfg_.runtime.binders;
     r_.pipeline_depth = cfg_.runtime.pipeline_depth;
     r_.batching = cfg_.runtime.batching;
+    r_.record_metrics = cfg_.runtime.record_metrics;
     r_.window_seconds = args_.window_ms / 1000.0;
 
     std::vector<int64_t> bound;
@@ -595,6 +597,8 @@ int run_bench(const bench_args& args) {
     std::cerr << "error: --batching: must be on or off, got \"" << args.batching << "\"\n";
     return 2;
   }
+  if (auto w = apply_metrics_recording(cfg->runtime.record_metrics, args.metrics_bind_address, args.config); !w.empty())
+    std::cerr << "warning: " << w << "\n";
   workload wl;
   if (args.workload.empty()) {
     wl = default_workload();

@@ -245,6 +245,7 @@ std::string header(const bench_result& r) {
   item("Runtime", num(r.threads) + " threads, " + num(r.workers) + " workers, " + num(r.binders) +
                       " binders, pipeline depth " + num(r.pipeline_depth));
   item("Batching", r.batching ? "on" : "off");
+  item("Metric recording", r.record_metrics ? "on" : "off");
   out += "</dl>\n";
   return out;
 }

@@ -57,6 +57,7 @@ struct bench_result {
   // Runtime sizing used.
   uint32_t threads = 0, workers = 0, binders = 0, pipeline_depth = 0;
   bool batching = false;
+  bool record_metrics = true;
 
   // DESIGN §6 invariants over the final cluster state; empty = all hold.
   size_t invariant_checks = 0;             // individual checks made

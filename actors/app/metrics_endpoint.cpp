@@ -21,6 +21,14 @@ std::function<obs::readiness()> caches_synced(std::shared_ptr<const std::atomic<
   };
 }
 
+std::string apply_metrics_recording(bool record, const std::string& bind, const std::string& config) {
+  obs::set_recording(record);
+  if (record || bind.empty()) return {};
+  return "--metrics-bind-address: " + config +
+         " sets recordMetrics: false, so /metrics serves every series at zero (/healthz, /livez and /readyz "
+         "still work)";
+}
+
 result<bool> check_metrics_bind_address(const std::string& bind) {
   auto r = obs::parse_bind_address(bind, "--metrics-bind-address");
   if (!r) return r.err();

@@ -22,6 +22,12 @@ result<std::unique_ptr<obs::http_server>> start_metrics_endpoint(const std::stri
 // Readiness = the scheduler's caches synced (pipeline::synced, set by the scheduling queue).
 std::function<obs::readiness()> caches_synced(std::shared_ptr<const std::atomic<bool>> synced);
 
+// Applies ActorRuntimeConfiguration recordMetrics to the whole process (obs::set_recording); call it
+// before any actor starts. Recording off with an endpoint asked for is allowed, since /healthz, /livez
+// and /readyz still mean something, but /metrics would serve series frozen at zero: the returned
+// warning (empty when there is none) says so, naming `config` (the config file).
+std::string apply_metrics_recording(bool record, const std::string& bind, const std::string& config);
+
 // Validates a --metrics-bind-address value at the command line; an error names the flag.
 result<bool> check_metrics_bind_address(const std::string& bind);
 

@@ -138,6 +138,8 @@ int run_simulate(const simulate_args& args) {
     return 2;
   }
   for (auto& w : cfg->warnings) std::cerr << "warning: " << w << "\n";
+  if (auto w = apply_metrics_recording(cfg->runtime.record_metrics, args.metrics_bind_address, args.config); !w.empty())
+    std::cerr << "warning: " << w << "\n";
   auto manifests = load_manifests(args.clusters);
   if (!manifests) {
     std::cerr << "error: " << manifests.err().message << "\n";

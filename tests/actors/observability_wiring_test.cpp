@@ -16,6 +16,7 @@
 #include "config/profile.hpp"
 #include "observability/metrics.hpp"
 #include "tests/actors/actor_fixtures.hpp"
+#include "tests/observability/recording_guard.hpp"
 
 namespace kas::test {
 namespace {
@@ -197,6 +198,38 @@ TEST(PluginDurationSink, ResolvesKubesLabelsOnceAndCountsEveryReport) {
   EXPECT_EQ(v(fam + "{plugin=\"NodePorts\",extension_point=\"Score\",status=\"Success\"}"), 16);
   EXPECT_NEAR(v("scheduler_plugin_execution_duration_seconds_sum{plugin=\"NodeResourcesFit\",extension_point=\"Filter\","
                 "status=\"Success\"}"), 9e-6, 1e-9);
+}
+
+// recordMetrics: false (obs::set_recording(false) before the actors start): the same run schedules the
+// same pods, and no series of any actor moves, pool sizes and cache sizes included.
+TEST(ObservabilityWiring, RecordingOffSchedulesAndLeavesEverySeriesAtZero) {
+  obs::metrics_registry reg;
+  test::recording_guard off(false);  // declared after reg, so the actors stop before it is restored
+  {
+    wiring_env env(reg);
+    for (auto& n : {"n1", "n2"}) caf::anon_send(env.cluster(), create_atom::value, make_node(node(n, "2", "4Gi")));
+    for (auto& p : {"a", "b"}) caf::anon_send(env.cluster(), create_atom::value, make_pod(pod(p, "1", "1Gi")));
+    caf::anon_send(env.cluster(), create_atom::value, make_pod(pod("huge", "16", "1Gi")));
+    ASSERT_TRUE(env.start());
+    ASSERT_TRUE(env.wait_quiescent());
+    env.settle();
+    size_t bound = 0;
+    for (auto& p : env.pods()) bound += p->node_name.empty() ? 0 : 1;
+    EXPECT_EQ(bound, 2u);
+    EXPECT_TRUE(env.inst().wiring->synced->load());  // readiness is not a metric
+  }
+  auto text = reg.render_text();
+  size_t samples = 0;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    ++samples;
+    EXPECT_EQ(line.substr(line.rfind(' ') + 1), "0") << line;
+  }
+  // The series exist (declared at spawn), so dashboards see them; they just never moved.
+  EXPECT_GT(samples, 0u);
+  EXPECT_NE(text.find("actor_messages_processed_total{actor=\"scheduling_queue\"} 0\n"), std::string::npos) << text;
 }
 
 TEST(ObservabilityWiring, IdenticalFailedSchedulingEventsBecomeOneEventWithCount) {

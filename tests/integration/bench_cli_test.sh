@@ -12,6 +12,7 @@ list_cases() {
 run-json
 run-table
 run-report
+run-metrics-off
 bad-missing-workload
 bad-workload-unknown-field
 bad-workload-volume
@@ -110,6 +111,16 @@ case "$name" in
     [ -s "$tmp/report/index.html" ] || { show; fail "no $tmp/report/index.html"; }
     svgs=$(grep -o '<svg' "$tmp/report/index.html" | wc -l)
     [ "$svgs" -eq 2 ] || fail "index.html has $svgs <svg elements, want 2 (throughput and latency CDF)" ;;
+  run-metrics-off)
+    # recordMetrics: false still schedules everything; asking for /metrics too is a warning, not an error.
+    cfg=$root/bench/configs/metrics-off.yaml
+    run --workload "$ci" --config "$cfg" --metrics-bind-address 127.0.0.1:0 --output json --quiet
+    [ "$rc" -eq 0 ] || { show; fail "exit code $rc, want 0"; }
+    check_json
+    python3 -c 'import json,sys; sys.exit(json.load(open(sys.argv[1]))["runtime"]["recordMetrics"] is not False)' \
+      "$tmp/out" || { show; fail "runtime.recordMetrics is not false"; }
+    grep -qF -- "warning: --metrics-bind-address: $cfg sets recordMetrics: false" "$tmp/err" ||
+      { show; fail "no warning that /metrics serves zeros"; } ;;
   bad-missing-workload)
     bad "$tmp/absent.yaml" "cannot read the file" -- --workload "$tmp/absent.yaml" --quiet ;;
   bad-workload-unknown-field)

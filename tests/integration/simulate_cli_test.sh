@@ -45,6 +45,8 @@ verbose-keeps-stdout-json
 config-runtime
 bad-config-unknown-field
 bad-config-value
+config-metrics-off
+bad-config-record-metrics
 bad-config-duplicate-profile
 bad-config-missing-file
 config-multi-profile
@@ -232,6 +234,12 @@ PY
   bad-config-value)
     bad "bad-value.yaml: document 1" "binders" -- --cluster "$examples/basic.yaml" \
       --config "$root/tests/fixtures/configs/bad-value.yaml" ;;
+  config-metrics-off)
+    # Metric recording off changes no placement.
+    example basic --config "$root/bench/configs/metrics-off.yaml" ;;
+  bad-config-record-metrics)
+    bad "bad-record-metrics.yaml: document 1" "recordMetrics" "expected true or false" "\"maybe\"" -- \
+      --cluster "$examples/basic.yaml" --config "$root/tests/fixtures/configs/bad-record-metrics.yaml" ;;
   bad-config-duplicate-profile)
     bad "duplicate-profile.yaml: document 1" "profiles[1].schedulerName" "Duplicate" -- --cluster "$examples/basic.yaml" \
       --config "$root/tests/fixtures/configs/duplicate-profile.yaml" ;;

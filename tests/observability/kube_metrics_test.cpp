@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "kube_fixture.hpp"
+#include "recording_guard.hpp"
 
 namespace kas::obs {
 namespace {
@@ -126,6 +127,12 @@ TEST(KubeMetrics, PluginMetricsSampledAtKubesTenPercent) {
   for (int i = 0; i < cycles; ++i) sampled += sample_plugin_metrics(rng) ? 1 : 0;
   EXPECT_GT(sampled, cycles * 9 / 100);
   EXPECT_LT(sampled, cycles * 11 / 100);
+}
+
+TEST(KubeMetrics, NoCycleIsSampledWhileRecordingIsOff) {
+  test::recording_guard off(false);
+  std::mt19937_64 rng(42);
+  for (int i = 0; i < 1000; ++i) ASSERT_FALSE(sample_plugin_metrics(rng));
 }
 
 }  // namespace

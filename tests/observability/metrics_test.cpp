@@ -1,11 +1,14 @@
 #include "observability/metrics.hpp"
 
+#include <chrono>
 #include <cmath>
 #include <functional>
 #include <limits>
 #include <thread>
 
 #include <gtest/gtest.h>
+
+#include "tests/observability/recording_guard.hpp"
 
 namespace kas::obs {
 namespace {
@@ -84,6 +87,58 @@ TEST(CounterGauge, Semantics) {
   g.set(3);
   g.add(-1.5);
   EXPECT_DOUBLE_EQ(g.value(), 1.5);
+}
+
+TEST(RecordingSwitch, OnByDefault) { EXPECT_TRUE(recording()); }
+
+// Every write of every series kind: with recording off it leaves the series at zero; switched back
+// on, the same write moves it.
+TEST(RecordingSwitch, OffFreezesEverySeriesAndOnResumes) {
+  struct series {
+    counter c;
+    gauge g;
+    histogram h{{1, 2}};
+  };
+  struct switch_case {
+    const char* name;
+    std::function<void(series&)> write;
+    std::function<double(const series&)> read;
+    double want_when_on;
+  };
+  const switch_case cases[] = {
+      {"counter inc", [](series& s) { s.c.inc(3); }, [](const series& s) { return double(s.c.value()); }, 3},
+      {"counter inc_single_writer", [](series& s) { s.c.inc_single_writer(2); },
+       [](const series& s) { return double(s.c.value()); }, 2},
+      {"gauge set", [](series& s) { s.g.set(7); }, [](const series& s) { return s.g.value(); }, 7},
+      {"gauge add", [](series& s) { s.g.add(-2.5); }, [](const series& s) { return s.g.value(); }, -2.5},
+      {"histogram observe: count", [](series& s) { s.h.observe(1.5); },
+       [](const series& s) { return double(s.h.count()); }, 1},
+      {"histogram weighted observe: sum", [](series& s) { s.h.observe(1.5, 4); },
+       [](const series& s) { return s.h.sum(); }, 6},
+      {"histogram observe_duration: +Inf bucket", [](series& s) { s.h.observe_duration(std::chrono::seconds(3)); },
+       [](const series& s) { return double(s.h.bucket_counts().back()); }, 1},
+  };
+  for (auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    series s;
+    {
+      test::recording_guard off(false);
+      EXPECT_FALSE(recording());
+      c.write(s);
+      EXPECT_EQ(c.read(s), 0);
+    }
+    test::recording_guard on(true);
+    c.write(s);
+    EXPECT_EQ(c.read(s), c.want_when_on);
+  }
+}
+
+TEST(RecordingSwitch, ExpositionStillRendersFrozenSeries) {
+  metrics_registry r;
+  counter& c = r.add_family({"frozen_total", "help", metric_kind::counter, {"a"}, {}}).counter_series({"x"});
+  test::recording_guard off(false);
+  c.inc(5);
+  EXPECT_NE(r.render_text().find("frozen_total{a=\"x\"} 0\n"), std::string::npos) << r.render_text();
 }
 
 TEST(ExponentialBuckets, MatchesGoClient) {
