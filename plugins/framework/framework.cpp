@@ -322,10 +322,14 @@ status framework::score_nodes(const cycle_state& state, const pod_info& pod,
     auto* p = score_[i];
     if (!state.skip_score(i)) {
       status s;
-      if (state.record_plugin_metrics && plugin_metrics_) {
-        // A sampled cycle times the calls one by one, as kube does.
-        for (size_t k = 0; k < n && s.is_success(); ++k)
-          s = call(true, metric_point::score, p, [&] { return p->score(state, pod, *nodes[k], row[k]); });
+      if (state.record_plugin_metrics && plugin_metrics_ && n > 0) {
+        // A sampled cycle times the plugin's whole pass and reports it as n calls of the mean
+        // duration: count and sum are exact, the buckets hold the per-node mean. (Timing each call
+        // took the pass off score_nodes and cost ~8% of bench throughput with metrics on.)
+        auto start = std::chrono::steady_clock::now();
+        s = p->score_nodes(state, pod, nodes.data(), n, row.data());
+        plugin_metrics_->observe(metric_point::score, p->name(), s.get_code(),
+                                 (std::chrono::steady_clock::now() - start) / n, static_cast<uint32_t>(n));
       } else {
         s = p->score_nodes(state, pod, nodes.data(), n, row.data());
       }

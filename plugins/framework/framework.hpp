@@ -104,7 +104,7 @@ private:
   status call(bool record, metric_point point, const plugin* p, F&& f) const {
     if (!record || !plugin_metrics_) return f();
     uint32_t weight = 1;
-    if (point == metric_point::filter || point == metric_point::score) {
+    if (point == metric_point::filter || point == metric_point::score) {  // score: per-node score_node calls
       if (!draw_per_node_timing()) return f();
       weight = per_node_timing_every;
     }

@@ -536,7 +536,10 @@ public:
                std::chrono::steady_clock::duration took, uint32_t weight) const override {
     std::lock_guard<std::mutex> lock(mu_);
     bool per_node = point == fw::metric_point::filter || point == fw::metric_point::score;
-    EXPECT_EQ(weight, per_node ? fw::per_node_timing_every : 1u);
+    // Filter: 1 call in per_node_timing_every, with that weight; Score: that too from score_node, or a
+    // whole score_nodes pass as one observation weighing its node count.
+    if (point == fw::metric_point::filter) EXPECT_EQ(weight, fw::per_node_timing_every);
+    if (!per_node) EXPECT_EQ(weight, 1u);
     EXPECT_GE(took.count(), 0);
     if (per_node) {
       per_node_weight[std::string(fw::to_string(point)) + "/" + std::string(plugin)] += weight;
@@ -609,6 +612,11 @@ TEST(PluginMetrics, SampledCycleTimesEveryPluginCallAtEveryPoint) {
       double est = static_cast<double>(sink.per_node_weight[key]);
       EXPECT_NEAR(est, nodes, nodes * 0.15) << key;
     }
+    // A score_nodes pass over three nodes is one observation of weight 3.
+    uint64_t before = sink.per_node_weight["Score/B"];
+    std::vector<std::vector<fw::node_score>> raw;
+    ASSERT_TRUE(f->score_nodes(st, *pod, {&n1, &n1, &n1}, raw).is_success());
+    EXPECT_EQ(sink.per_node_weight["Score/B"], before + 3);
   }
 }
 
