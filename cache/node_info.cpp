@@ -58,12 +58,12 @@ void node_info::add_pod(pod_info_ptr p) {
 }
 
 bool node_info::remove_pod(const std::string& uid) {
-  auto it = std::find_if(pods.begin(), pods.end(), [&](const pod_info_ptr& p) { return p->uid == uid; });
-  if (it == pods.end()) return false;
-  const pod_info_ptr p = *it;
+  size_t at = 0;
+  while (at < pods.size() && pods[at]->uid != uid) ++at;
+  if (at == pods.size()) return false;
+  const pod_info_ptr p = pods[at];
   // Order of pods is not semantic: swap-remove, as kube does.
-  *it = std::move(pods.back());
-  pods.pop_back();
+  pods.erase_at(at);
   requested.sub(p->requests);
   non_zero_requested.sub(p->non_zero_requests);
   // One entry per port of this pod (a multiset: another pod's identical entry survives).

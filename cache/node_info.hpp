@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "cache/pod_info.hpp"
+#include "cache/pod_list.hpp"
 
 namespace kas {
 
@@ -41,7 +42,7 @@ struct node_info {
   std::vector<image_state> images;
 
   // Aggregates over pods.
-  std::vector<pod_info_ptr> pods;
+  pod_list pods;  // chunked: a clone shares the chunks (see pod_list.hpp)
   resource_list requested;
   resource_list non_zero_requested;
   std::vector<host_port> used_ports;

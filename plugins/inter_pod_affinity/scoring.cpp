@@ -81,9 +81,14 @@ fw::status inter_pod_affinity::pre_score(fw::cycle_state& state, const pod_info&
   auto s = std::make_shared<pre_score_state>();
   auto visit = [&](const node_info& n) {
     // Unless the incoming pod has preferred terms, only pods with affinity terms can add a score.
-    const auto& pods = has_constraints ? n.pods : n.pods_with_affinity;
-    for (const auto& existing : pods)
-      process_existing_pod(s->topology_score, in, *existing, n, args_.hard_pod_affinity_weight);
+    auto each = [&](const auto& pods) {
+      for (const auto& existing : pods)
+        process_existing_pod(s->topology_score, in, *existing, n, args_.hard_pod_affinity_weight);
+    };
+    if (has_constraints)
+      each(n.pods);
+    else
+      each(n.pods_with_affinity);
   };
   if (snap && !has_constraints) {
     // Only pods with affinity terms can add a score: visit just their nodes (kube's

@@ -108,7 +108,7 @@ bool match_node_inclusion_policies(const spread_constraint& c, const pod_info& p
 
 bool is_terminating(const pod_info& pod) { return pod.pod && pod.pod->metadata().has_deletion_timestamp(); }
 
-int count_pods_match_selector(const std::vector<pod_info_ptr>& pods, const label_selector& selector,
+int count_pods_match_selector(const pod_list& pods, const label_selector& selector,
                               const std::string& ns) {
   if (selector_empty(selector)) return 0;
   int n = 0;

@@ -39,7 +39,7 @@ bool node_has_all_topology_keys(const label_map& labels, const std::vector<sprea
 bool match_node_inclusion_policies(const spread_constraint& c, const pod_info& pod, const node_info& node);
 
 // kube's countPodsMatchSelector: pods in `ns`, not terminating, whose labels match.
-int count_pods_match_selector(const std::vector<pod_info_ptr>& pods, const label_selector& selector,
+int count_pods_match_selector(const pod_list& pods, const label_selector& selector,
                               const std::string& ns);
 
 // metadata.deletionTimestamp is set.

@@ -205,3 +205,67 @@ TEST(NodeInfo, PodsWithAffinityLists) {
 
 }  // namespace
 }  // namespace kas
+
+namespace kas {
+namespace {
+
+pod_info_ptr uid_pod(const std::string& uid) {
+  auto p = std::make_shared<pod_info>();
+  p->uid = uid;
+  return p;
+}
+
+std::vector<std::string> uids(const pod_list& l) {
+  std::vector<std::string> out;
+  for (const auto& p : l) out.push_back(p->uid);
+  return out;
+}
+
+TEST(PodList, BehavesAsAVectorWithSwapRemoveAcrossChunks) {
+  pod_list l;
+  EXPECT_TRUE(l.empty());
+  const size_t n = pod_list::chunk_size * 2 + 5;
+  for (size_t i = 0; i < n; ++i) l.push_back(uid_pod("p" + std::to_string(i)));
+  ASSERT_EQ(l.size(), n);
+  EXPECT_EQ(l.front()->uid, "p0");
+  EXPECT_EQ(l.back()->uid, "p" + std::to_string(n - 1));
+  EXPECT_EQ(l[pod_list::chunk_size]->uid, "p" + std::to_string(pod_list::chunk_size));
+  l.erase_at(1);  // the last moves into the hole, as kube's RemovePod does
+  EXPECT_EQ(l[1]->uid, "p" + std::to_string(n - 1));
+  EXPECT_EQ(l.size(), n - 1);
+  l.erase_at(l.size() - 1);  // erasing the last just drops it
+  EXPECT_EQ(l.size(), n - 2);
+  while (l.size() > 3) l.erase_at(0);
+  EXPECT_EQ(uids(l).size(), 3u);
+  l.clear();
+  EXPECT_TRUE(l.empty());
+  EXPECT_EQ(l.begin(), l.end());
+}
+
+TEST(PodList, CopiesShareChunksAndNeverSeeEachOthersChanges) {
+  pod_list a;
+  for (int i = 0; i < 100; ++i) a.push_back(uid_pod("a" + std::to_string(i)));
+  const auto before = uids(a);
+  pod_list b = a;
+  b.push_back(uid_pod("new"));
+  b.erase_at(3);
+  b.erase_at(70);
+  EXPECT_EQ(uids(a), before) << "the original is untouched";
+  EXPECT_EQ(b.size(), 99u);
+  EXPECT_EQ(b[3]->uid, "new");
+  pod_list c = b;
+  c.clear();
+  EXPECT_EQ(b.size(), 99u);
+  // node_info clones carry it: a pod added to a clone is not on the original.
+  node_info n;
+  n.name = "n";
+  n.add_pod(uid_pod("x"));
+  auto copy = n.clone();
+  copy->add_pod(uid_pod("y"));
+  EXPECT_TRUE(copy->remove_pod("x"));
+  EXPECT_EQ(uids(n.pods), std::vector<std::string>{"x"});
+  EXPECT_EQ(uids(copy->pods), std::vector<std::string>{"y"});
+}
+
+}  // namespace
+}  // namespace kas

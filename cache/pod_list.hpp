@@ -1,0 +1,107 @@
+#pragma once
+// pod_list: the pods of one node_info, as a sequence that copies in O(size / 64).
+//
+// The cache never changes a published node_info: every pod placed on or removed from a node makes a
+// changed copy (node_info::clone). With a plain vector that copy was O(pods on the node), and a node
+// holding tens of thousands of pods (scheduler_perf's SchedulingDaemonset puts 30000 on one) made
+// scheduling quadratic. Here the pods live in chunks of 64 shared between copies; a change copies
+// only the chunk it writes, and only when another list still shares it.
+//
+// Semantics are a vector's with kube's swap-remove: erase_at moves the last pod into the hole.
+// Thread safety: copies may be read concurrently from any thread; a list is written only by its
+// owner (the cache building a new node_info), which never writes a chunk another list can see.
+#include <atomic>
+#include <cstddef>
+#include <iterator>
+#include <memory>
+#include <vector>
+
+#include "cache/pod_info.hpp"
+
+namespace kas {
+
+class pod_list {
+public:
+  static constexpr size_t chunk_size = 64;
+
+  class const_iterator {
+  public:
+    using iterator_category = std::forward_iterator_tag;
+    using value_type = pod_info_ptr;
+    using difference_type = std::ptrdiff_t;
+    using pointer = const pod_info_ptr*;
+    using reference = const pod_info_ptr&;
+    const_iterator() = default;
+    const_iterator(const pod_list* l, size_t i) : l_(l), i_(i) {}
+    reference operator*() const { return (*l_)[i_]; }
+    pointer operator->() const { return &(*l_)[i_]; }
+    const_iterator& operator++() {
+      ++i_;
+      return *this;
+    }
+    const_iterator operator++(int) {
+      auto t = *this;
+      ++i_;
+      return t;
+    }
+    bool operator==(const const_iterator& o) const { return i_ == o.i_; }
+    bool operator!=(const const_iterator& o) const { return i_ != o.i_; }
+
+  private:
+    const pod_list* l_ = nullptr;
+    size_t i_ = 0;
+  };
+
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  const pod_info_ptr& operator[](size_t i) const { return (*chunks_[i / chunk_size])[i % chunk_size]; }
+  const pod_info_ptr& front() const { return (*this)[0]; }
+  const pod_info_ptr& back() const { return (*this)[size_ - 1]; }
+  const_iterator begin() const { return {this, 0}; }
+  const_iterator end() const { return {this, size_}; }
+
+  void push_back(pod_info_ptr p) {
+    if (size_ % chunk_size == 0) {
+      auto c = std::make_shared<chunk>();
+      c->reserve(chunk_size);
+      chunks_.push_back(std::move(c));
+    }
+    writable(chunks_.size() - 1).push_back(std::move(p));
+    ++size_;
+  }
+
+  // Moves the last pod into position i and drops the last (kube's NodeInfo.RemovePod order).
+  void erase_at(size_t i) {
+    const size_t last = size_ - 1;
+    if (i != last) writable(i / chunk_size)[i % chunk_size] = (*this)[last];
+    chunk& tail = writable(last / chunk_size);
+    tail.pop_back();
+    if (tail.empty()) chunks_.pop_back();
+    --size_;
+  }
+
+  void clear() {
+    chunks_.clear();
+    size_ = 0;
+  }
+
+private:
+  using chunk = std::vector<pod_info_ptr>;
+  // The chunk at c, copied first when another list shares it.
+  chunk& writable(size_t c) {
+    auto& slot = chunks_[c];
+    if (slot.use_count() != 1) {
+      slot = std::make_shared<chunk>(*slot);
+      slot->reserve(chunk_size);
+    } else {
+      // Sole owner: the last other holder released it with an acq_rel decrement.
+      std::atomic_thread_fence(std::memory_order_acquire);
+    }
+    return *slot;
+  }
+
+  std::vector<std::shared_ptr<chunk>> chunks_;
+  size_t size_ = 0;
+};
+
+}  // namespace kas
