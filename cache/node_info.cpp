@@ -57,11 +57,22 @@ void node_info::add_pod(pod_info_ptr p) {
   ++generation;
 }
 
+bool node_info::remove_pod(const pod_info_ptr& p) {
+  for (size_t i = pods.size(); i-- > 0;)
+    if (pods[i].get() == p.get()) return remove_pod_at(i);
+  return remove_pod(p->uid);
+}
+
 bool node_info::remove_pod(const std::string& uid) {
   size_t at = 0;
   while (at < pods.size() && pods[at]->uid != uid) ++at;
   if (at == pods.size()) return false;
+  return remove_pod_at(at);
+}
+
+bool node_info::remove_pod_at(size_t at) {
   const pod_info_ptr p = pods[at];
+  const std::string& uid = p->uid;
   // Order of pods is not semantic: swap-remove, as kube does.
   pods.erase_at(at);
   requested.sub(p->requests);

@@ -58,8 +58,15 @@ struct node_info {
   void add_pod(pod_info_ptr p);
   // Removes the pod with this uid; returns false if it is not on the node.
   bool remove_pod(const std::string& uid);
+  // The same for the very object that was added: found by address, scanning from the newest end,
+  // where a pod just assumed and now confirmed still is (no string compares, usually a few steps).
+  bool remove_pod(const pod_info_ptr& p);
   const pod_info* find_pod(const std::string& uid) const;
 
+private:
+  bool remove_pod_at(size_t at);
+
+public:
   // kube's HostPortInfo.CheckConflict: same protocol and port, and same IP or either is 0.0.0.0.
   bool port_conflicts(const host_port& want) const;
 };

@@ -88,7 +88,7 @@ void scheduler_cache::place(const pod_info_ptr& p) {
 
 void scheduler_cache::unplace(const pod_info_ptr& p) {
   auto n = mutable_copy(p->node_name);
-  if (!n || !n->remove_pod(p->uid)) return;
+  if (!n || !n->remove_pod(p)) return;
   put_node(std::move(n));
   log_pod(false, p);
 }

@@ -267,5 +267,17 @@ TEST(PodList, CopiesShareChunksAndNeverSeeEachOthersChanges) {
   EXPECT_EQ(uids(copy->pods), std::vector<std::string>{"y"});
 }
 
+TEST(NodeInfo, RemovesThePodObjectByAddressAndAnEqualOneByUid) {
+  node_info n;
+  auto a = uid_pod("a"), b = uid_pod("b"), c = uid_pod("c");
+  for (auto& p : {a, b, c}) n.add_pod(p);
+  EXPECT_TRUE(n.remove_pod(b));
+  EXPECT_EQ(uids(n.pods), (std::vector<std::string>{"a", "c"}));
+  EXPECT_FALSE(n.remove_pod(b)) << "gone";
+  EXPECT_TRUE(n.remove_pod(uid_pod("a"))) << "another object with the same uid";
+  EXPECT_EQ(uids(n.pods), std::vector<std::string>{"c"});
+  EXPECT_EQ(n.generation, 5u);
+}
+
 }  // namespace
 }  // namespace kas
