@@ -38,7 +38,7 @@ for w in $workloads; do
     continue
   fi
   [ $rc -ne 0 ] && failed=1
-  python3 - "$out/$name.json" "$rc" <<'PY'
+  python3 - "$out/$name.json" "$rc" "$w" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
 t = d["throughput"]
@@ -46,7 +46,7 @@ thr = d.get("threshold") or 0
 ratio = f'{d["throughput"]["avg"] / thr:.1f}×' if thr else "–"
 v = len(d["invariants"]["violations"])
 note = "" if sys.argv[2] == "0" else f' (exit {sys.argv[2]})'
-print(f'| {d["workload"]} | {t["avg"]:,.0f} | {t["p99"]:,.0f} | {thr:g} | {ratio} | {d["rawPodsPerSecond"]:,.0f} | '
+print(f'| {d["workload"]} (`{sys.argv[3]}`) | {t["avg"]:,.0f} | {t["p99"]:,.0f} | {thr:g} | {ratio} | {d["rawPodsPerSecond"]:,.0f} | '
       f'{d["efficiency"]:.2f} | {d["peakRssBytes"] / 2**20:.0f} MiB | {d["scheduled"]}/{d["measuredPods"]} | '
       f'{d["wallSeconds"]:.1f} s | {v} of {d["invariants"]["checks"]:,} checks{note} |')
 PY
