@@ -552,6 +552,26 @@ TEST(PipelineTest, NodeDeletedMidRun) {
 
 // --- the optimistic conflict path ------------------------------------------------------------------
 
+// Adds `pods` copies of `tmpl` (p0, p1, ...), schedules them eight in flight over two workers, and
+// checks DESIGN §6's invariants and how many were scheduled.
+void run_concurrently(pipeline_env& env, const pod_spec& tmpl, size_t pods, size_t want_scheduled) {
+  for (size_t i = 0; i < pods; ++i) {
+    auto p = tmpl;
+    p.name = "p" + std::to_string(i);
+    env.add_pod(make_pod(p));
+  }
+  scheduler_options opts;
+  opts.skip_idle_backoff = true;
+  opts.runtime.pipeline_depth = 8;
+  opts.runtime.workers = 2;
+  ASSERT_TRUE(env.start(opts));
+  ASSERT_TRUE(env.wait_quiescent());
+  env.expect_invariants();
+  auto outs = env.outcomes();
+  EXPECT_EQ(count_status(outs, "Scheduled"), want_scheduled);
+  EXPECT_EQ(count_status(outs, "Unschedulable"), pods - want_scheduled);
+}
+
 TEST(PipelineTest, ConcurrentCyclesNeverOvercommit) {
   struct tc {
     std::string name;
@@ -574,21 +594,7 @@ TEST(PipelineTest, ConcurrentCyclesNeverOvercommit) {
       n.name = "n" + std::to_string(i);
       env.add_node(make_node(n));
     }
-    for (size_t i = 0; i < c.pods; ++i) {
-      auto p = c.pod_tmpl;
-      p.name = "p" + std::to_string(i);
-      env.add_pod(make_pod(p));
-    }
-    scheduler_options opts;
-    opts.skip_idle_backoff = true;
-    opts.runtime.pipeline_depth = 8;
-    opts.runtime.workers = 2;
-    ASSERT_TRUE(env.start(opts));
-    ASSERT_TRUE(env.wait_quiescent());
-    env.expect_invariants();
-    auto outs = env.outcomes();
-    EXPECT_EQ(count_status(outs, "Scheduled"), c.want_scheduled);
-    EXPECT_EQ(count_status(outs, "Unschedulable"), c.pods - c.want_scheduled);
+    run_concurrently(env, c.pod_tmpl, c.pods, c.want_scheduled);
   }
 }
 
@@ -626,21 +632,7 @@ TEST(PipelineTest, ConcurrentCyclesKeepCrossNodeConstraints) {
       n.labels = {{"kubernetes.io/hostname", n.name}, {"topology.kubernetes.io/zone", i < 12 ? "a" : "b"}};
       env.add_node(make_node(n));
     }
-    for (size_t i = 0; i < 64; ++i) {
-      auto p = c.pod_tmpl;
-      p.name = "p" + std::to_string(i);
-      env.add_pod(make_pod(p));
-    }
-    scheduler_options opts;
-    opts.skip_idle_backoff = true;
-    opts.runtime.pipeline_depth = 8;
-    opts.runtime.workers = 2;
-    ASSERT_TRUE(env.start(opts));
-    ASSERT_TRUE(env.wait_quiescent());
-    env.expect_invariants();
-    auto outs = env.outcomes();
-    EXPECT_EQ(count_status(outs, "Scheduled"), c.want_scheduled);
-    EXPECT_EQ(count_status(outs, "Unschedulable"), 64 - c.want_scheduled);
+    run_concurrently(env, c.pod_tmpl, 64, c.want_scheduled);
   }
 }
 
