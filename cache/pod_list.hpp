@@ -24,6 +24,20 @@ class pod_list {
 public:
   static constexpr size_t chunk_size = 64;
 
+  pod_list() = default;
+  pod_list(const pod_list&) = default;  // shares every chunk
+  pod_list& operator=(const pod_list&) = default;
+  // A moved-from list is empty (the default would leave its size behind with no chunks).
+  pod_list(pod_list&& o) noexcept : chunks_(std::move(o.chunks_)), size_(o.size_) { o.clear(); }
+  pod_list& operator=(pod_list&& o) noexcept {
+    if (this != &o) {
+      chunks_ = std::move(o.chunks_);
+      size_ = o.size_;
+      o.clear();
+    }
+    return *this;
+  }
+
   class const_iterator {
   public:
     using iterator_category = std::forward_iterator_tag;

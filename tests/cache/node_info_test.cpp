@@ -256,6 +256,11 @@ TEST(PodList, CopiesShareChunksAndNeverSeeEachOthersChanges) {
   pod_list c = b;
   c.clear();
   EXPECT_EQ(b.size(), 99u);
+  pod_list d = std::move(b);
+  EXPECT_EQ(d.size(), 99u);
+  EXPECT_TRUE(b.empty()) << "a moved-from list is empty, not a size without chunks";  // NOLINT(bugprone-use-after-move)
+  b.push_back(uid_pod("reused"));
+  EXPECT_EQ(uids(b), std::vector<std::string>{"reused"});
   // node_info clones carry it: a pod added to a clone is not on the original.
   node_info n;
   n.name = "n";
