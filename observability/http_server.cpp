@@ -123,7 +123,7 @@ struct http_server::impl {
   void accept_all();
   void on_readable(connection& c);
   void on_writable(connection& c);
-  response handle(const std::string& request, bool& head_only) const;
+  response handle(const std::string& request, bool& head_only, std::string& path) const;
   response metrics() const;
   response ready() const;
 };
@@ -267,7 +267,9 @@ void http_server::impl::on_readable(connection& c) {
   bool head_only = false;
   response resp;
   if (end != std::string::npos && end <= cfg.max_request_bytes) {
-    resp = handle(c.in.substr(0, end), head_only);
+    std::string path;
+    resp = handle(c.in.substr(0, end), head_only, path);
+    if (cfg.on_request) cfg.on_request(path, resp.code);
   } else if (c.in.size() > cfg.max_request_bytes) {
     resp = {431, "text/plain; charset=utf-8", "request too large\n", ""};
   } else {
@@ -295,7 +297,7 @@ void http_server::impl::on_writable(connection& c) {
   c.deadline = std::min(c.deadline, clock::now() + std::chrono::seconds(1));
 }
 
-response http_server::impl::handle(const std::string& request, bool& head_only) const {
+response http_server::impl::handle(const std::string& request, bool& head_only, std::string& path) const {
   std::string line = request.substr(0, request.find('\n'));
   if (!line.empty() && line.back() == '\r') line.pop_back();
   auto sp1 = line.find(' ');
@@ -306,7 +308,7 @@ response http_server::impl::handle(const std::string& request, bool& head_only) 
   std::string target = line.substr(sp1 + 1, sp2 - sp1 - 1);
   if (target.empty() || target.front() != '/')
     return {400, "text/plain; charset=utf-8", "malformed request target\n", ""};
-  std::string path = target.substr(0, target.find('?'));
+  path = target.substr(0, target.find('?'));
   head_only = method == "HEAD";
   if (method != "GET" && method != "HEAD")
     return {405, "text/plain; charset=utf-8", "method not allowed\n", "Allow: GET, HEAD\r\n"};

@@ -42,6 +42,10 @@ struct http_server_config {
   // Called on the server thread for each /readyz, so it must be thread-safe (e.g. read atomics).
   // Empty means always ready.
   std::function<readiness()> ready;
+  // Called on the server thread after each request was answered (its response rendered), with the
+  // request path ("/metrics") and status code. Lets a caller wait for scrapes instead of guessing
+  // their timing; must be thread-safe. Empty means nothing is called.
+  std::function<void(const std::string& path, int code)> on_request;
   std::chrono::milliseconds request_timeout{5000};
   size_t max_request_bytes = 8192;
   size_t max_connections = 64;

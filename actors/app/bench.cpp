@@ -330,7 +330,10 @@ public:
     for (auto& c : churners_) caf::anon_send_exit(c, caf::exit_reason::user_shutdown);
     if (rc == 0) rc = collect(sys, self, *sched);
     // Keep serving /metrics after the run so a scraper sees the final values.
-    if (*endpoint && args_.linger_s > 0) std::this_thread::sleep_for(std::chrono::seconds(args_.linger_s));
+    if (*endpoint && args_.linger_s > 0) {
+      spdlog::debug("Run finished; serving /metrics until --linger ends seconds=\"{}\"", args_.linger_s);
+      std::this_thread::sleep_for(std::chrono::seconds(args_.linger_s));
+    }
     if (*endpoint) (*endpoint)->stop();
     stop_scheduler(*sched);
     caf::anon_send_exit(cluster_, caf::exit_reason::user_shutdown);

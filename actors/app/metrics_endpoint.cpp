@@ -1,6 +1,7 @@
 #include "actors/app/metrics_endpoint.hpp"
 
 #include "observability/metrics.hpp"
+#include "spdlog/spdlog.h"
 
 namespace kas {
 
@@ -11,6 +12,10 @@ result<std::unique_ptr<obs::http_server>> start_metrics_endpoint(const std::stri
   cfg.bind_address = bind;
   cfg.collectables = {&obs::default_registry()};
   cfg.ready = std::move(ready);
+  // -v 4: every answered request, so a scraper's visits can be followed (and waited for by tests).
+  cfg.on_request = [](const std::string& path, int code) {
+    spdlog::trace("Served HTTP request path=\"{}\" code=\"{}\"", path, code);
+  };
   return obs::http_server::start(std::move(cfg));
 }
 

@@ -2,6 +2,10 @@
 
 #include <atomic>
 #include <chrono>
+#include <iterator>
+#include <mutex>
+#include <utility>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -16,6 +20,8 @@ using testing::http_request;
 struct server_fixture {
   metrics_registry reg;
   std::atomic<bool> ready{false};
+  std::mutex mu;
+  std::vector<std::pair<std::string, int>> answered;  // on_request calls: (path, code)
   std::unique_ptr<http_server> server;
 
   explicit server_fixture(std::chrono::milliseconds timeout = std::chrono::milliseconds(5000)) {
@@ -26,6 +32,10 @@ struct server_fixture {
     cfg.collectables = {&reg};
     cfg.ready = [this] { return ready.load() ? readiness{} : readiness{false, "caches not synced"}; };
     cfg.request_timeout = timeout;
+    cfg.on_request = [this](const std::string& path, int code) {
+      std::lock_guard<std::mutex> lock(mu);
+      answered.emplace_back(path, code);
+    };
     auto s = http_server::start(std::move(cfg));
     EXPECT_TRUE(s.ok()) << (s.ok() ? "" : s.err().message);
     if (s.ok()) server = std::move(s.value());
@@ -75,7 +85,14 @@ TEST(HttpServer, Endpoints) {
     if (c.content_type) {
       EXPECT_EQ(r.content_type, c.content_type);
     }
+    // on_request ran before the response was sent, with the path (query string dropped) and code.
+    std::lock_guard<std::mutex> lock(f.mu);
+    ASSERT_FALSE(f.answered.empty());
+    std::string want_path = std::string(c.path).substr(0, std::string(c.path).find('?'));
+    EXPECT_EQ(f.answered.back(), (std::pair<std::string, int>(want_path, static_cast<int>(c.code))));
   }
+  std::lock_guard<std::mutex> lock(f.mu);
+  EXPECT_EQ(f.answered.size(), std::size(cases));
 }
 
 TEST(HttpServer, ReadyzFollowsTheCallback) {

@@ -9,6 +9,8 @@
 
 #include <cctype>
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -84,15 +86,41 @@ pid_t spawn(const std::vector<std::string>& argv, const fs::path& in, const fs::
   return pid;
 }
 
-// A started exporter: the kube fixture registry served on a free loopback port.
+// Something to wait for: a count that other threads raise and a flag, behind one condition variable.
+struct signals {
+  std::mutex mu;
+  std::condition_variable cv;
+  int scrapes = 0;      // /metrics requests the exporter answered
+  bool exited = false;  // the Prometheus process ended
+  template <class Pred>
+  bool wait_for(std::chrono::seconds timeout, Pred pred) {
+    std::unique_lock<std::mutex> lock(mu);
+    return cv.wait_for(lock, timeout, pred);
+  }
+  template <class F>
+  void update(F f) {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      f();
+    }
+    cv.notify_all();
+  }
+};
+
+// A started exporter: the kube fixture registry served on a free loopback port. It counts the
+// /metrics requests it answered in `sig`, so a test can wait for scrapes instead of timing them.
 struct exporter {
   metrics_registry reg;
   std::unique_ptr<http_server> server;
-  exporter() {
+  explicit exporter(signals* sig = nullptr) {
     testing::populate(reg);
     http_server_config cfg;
     cfg.bind_address = "127.0.0.1:0";
     cfg.collectables = {&reg};
+    if (sig)
+      cfg.on_request = [sig](const std::string& path, int) {
+        if (path == "/metrics") sig->update([&] { ++sig->scrapes; });
+      };
     auto s = http_server::start(std::move(cfg));
     if (s.ok()) server = std::move(s.value());
   }
@@ -117,33 +145,49 @@ TEST(Promtool, CheckMetricsPassesOnTheExposition) {
   EXPECT_EQ(out, "") << "promtool reported lint problems";
 }
 
-// A real Prometheus server on loopback, killed when this goes out of scope.
+// A real Prometheus server on loopback, killed when this goes out of scope. A reaper thread blocks in
+// waitpid and raises `exited`, so both "it died" and "it stopped" are waited for, never polled.
 struct prometheus_process {
+  explicit prometheus_process(signals& sig) : sig_(sig) {}
+  prometheus_process(const prometheus_process&) = delete;
+  prometheus_process& operator=(const prometheus_process&) = delete;
+  ~prometheus_process() { kill_and_wait(); }
+
   pid_t pid = -1;
   uint16_t port = 0;
   fs::path log;
 
-  ~prometheus_process() { kill_and_wait(); }
-
-  void kill_and_wait() {
-    if (pid <= 0) return;
-    ::kill(pid, SIGTERM);
-    for (auto deadline = std::chrono::steady_clock::now() + 10s; std::chrono::steady_clock::now() < deadline;) {
-      if (::waitpid(pid, nullptr, WNOHANG) == pid) {
-        pid = -1;
-        return;
-      }
-      std::this_thread::sleep_for(50ms);
-    }
-    ::kill(pid, SIGKILL);
-    ::waitpid(pid, nullptr, 0);
-    pid = -1;
+  void started(pid_t p) {
+    reap();
+    pid = p;
+    sig_.update([&] { sig_.exited = false; });
+    reaper_ = std::thread([this, p] {
+      ::waitpid(p, nullptr, 0);
+      sig_.update([&] { sig_.exited = true; });
+    });
   }
 
   bool exited() {
-    if (pid > 0 && ::waitpid(pid, nullptr, WNOHANG) == pid) pid = -1;
-    return pid <= 0;
+    std::lock_guard<std::mutex> lock(sig_.mu);
+    return sig_.exited;
   }
+
+  // SIGTERM, then SIGKILL if it has not ended within 10 s.
+  void kill_and_wait() {
+    if (pid > 0 && !exited()) {
+      ::kill(pid, SIGTERM);
+      if (!sig_.wait_for(10s, [&] { return sig_.exited; })) ::kill(pid, SIGKILL);
+    }
+    reap();
+  }
+
+private:
+  void reap() {
+    if (reaper_.joinable()) reaper_.join();
+    pid = -1;
+  }
+  signals& sig_;
+  std::thread reaper_;
 };
 
 uint16_t free_loopback_port() {
@@ -180,7 +224,8 @@ std::string url_encode(const std::string& s) {
 TEST(Prometheus, ScrapesTheExporterAndAnswersQueries) {
   std::string prometheus = find_executable("prometheus");
   ASSERT_FALSE(prometheus.empty()) << missing_tool("prometheus");
-  exporter e;
+  signals sig;
+  exporter e(&sig);
   ASSERT_TRUE(e.server);
 
   temp_dir dir("prometheus");
@@ -188,21 +233,29 @@ TEST(Prometheus, ScrapesTheExporterAndAnswersQueries) {
                                                 "scrape_configs:\n  - job_name: kas\n    static_configs:\n"
                                                 "      - targets: ['127.0.0.1:"
                                              << e.server->port() << "']\n";
-  prometheus_process prom;
-  // The free port may be taken between probing and Prometheus binding it: retry with another.
-  for (int attempt = 0; attempt < 3 && prom.pid <= 0; ++attempt) {
+  prometheus_process prom(sig);
+  // Prometheus commits a scrape's samples before it starts the next one: once the exporter answered
+  // a second /metrics request, the first scrape is queryable. The free port may be taken between
+  // probing and Prometheus binding it (it then exits at once): retry with another.
+  bool scraped = false;
+  for (int attempt = 0; attempt < 3 && !scraped; ++attempt) {
     prom.port = free_loopback_port();
     prom.log = dir.path / ("prometheus-" + std::to_string(attempt) + ".log");
-    prom.pid = spawn({prometheus, "--config.file=" + (dir.path / "prometheus.yml").string(),
-                      "--storage.tsdb.path=" + (dir.path / "data").string(),
-                      "--web.listen-address=127.0.0.1:" + std::to_string(prom.port), "--log.level=warn"},
-                     {}, prom.log);
-    ASSERT_GT(prom.pid, 0) << "could not spawn " << prometheus;
-    std::this_thread::sleep_for(300ms);
-    if (prom.exited() && read_file(prom.log).find("address already in use") == std::string::npos)
+    pid_t pid = spawn({prometheus, "--config.file=" + (dir.path / "prometheus.yml").string(),
+                       "--storage.tsdb.path=" + (dir.path / "data").string(),
+                       "--web.listen-address=127.0.0.1:" + std::to_string(prom.port), "--log.level=warn"},
+                      {}, prom.log);
+    ASSERT_GT(pid, 0) << "could not spawn " << prometheus;
+    int before = 0;
+    sig.update([&] { before = sig.scrapes; });
+    prom.started(pid);
+    ASSERT_TRUE(sig.wait_for(60s, [&] { return sig.exited || sig.scrapes >= before + 2; }))
+      << "prometheus neither scraped twice nor exited within 60 s:\n" << read_file(prom.log);
+    scraped = !prom.exited();
+    if (!scraped && read_file(prom.log).find("address already in use") == std::string::npos)
       FAIL() << "prometheus exited at startup:\n" << read_file(prom.log);
   }
-  ASSERT_FALSE(prom.exited()) << read_file(prom.log);
+  ASSERT_TRUE(scraped) << read_file(prom.log);
 
   const std::string api = "http://127.0.0.1:" + std::to_string(prom.port) + "/api/v1/query?query=";
   const char* queries[] = {
@@ -216,17 +269,11 @@ TEST(Prometheus, ScrapesTheExporterAndAnswersQueries) {
   };
   for (const char* q : queries) {
     SCOPED_TRACE(q);
-    std::optional<double> v;
-    std::string last;
-    for (auto deadline = std::chrono::steady_clock::now() + 60s; !v && std::chrono::steady_clock::now() < deadline;) {
-      ASSERT_FALSE(prom.exited()) << "prometheus died:\n" << read_file(prom.log);
-      auto r = testing::http_request(api + url_encode(q), "GET", 2000);
-      last = r.code ? r.body : r.error;
-      if (r.code == 200) v = first_value(r.body);
-      if (!v) std::this_thread::sleep_for(250ms);
-    }
-    ASSERT_TRUE(v.has_value()) << "no sample within 60 s; last answer: " << last << "\nlog:\n" << read_file(prom.log);
-    EXPECT_GT(*v, 0) << last;
+    auto r = testing::http_request(api + url_encode(q), "GET", 5000);
+    ASSERT_EQ(r.code, 200) << (r.code ? r.body : r.error) << "\nlog:\n" << read_file(prom.log);
+    auto v = first_value(r.body);
+    ASSERT_TRUE(v.has_value()) << "no sample after two scrapes: " << r.body;
+    EXPECT_GT(*v, 0) << r.body;
   }
   prom.kill_and_wait();
 }
