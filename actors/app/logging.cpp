@@ -1,5 +1,7 @@
 #include "actors/app/logging.hpp"
 
+#include "messages/codec.hpp"
+
 #include <cctype>
 #include <memory>
 
@@ -9,26 +11,6 @@
 namespace kas {
 
 namespace {
-
-void escape_into(std::string& out, std::string_view s) {
-  for (char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", c);
-          out += buf;
-        } else {
-          out += c;
-        }
-    }
-  }
-}
 
 // Position of the first ` key=` (key: letters, digits, '_'), or npos.
 size_t first_field(std::string_view s, size_t from) {
@@ -55,9 +37,8 @@ public:
 std::string json_log_fields(const std::string& payload) {
   std::string_view s(payload);
   size_t cut = first_field(s, 0);
-  std::string out = "\"msg\":\"";
-  escape_into(out, s.substr(0, cut));
-  out += '"';
+  std::string out = "\"msg\":";
+  codec::append_json_string(out, s.substr(0, cut));
   size_t i = cut;
   while (i != std::string_view::npos && i < s.size()) {
     size_t eq = s.find('=', i);
@@ -75,11 +56,10 @@ std::string json_log_fields(const std::string& payload) {
       next = first_field(s, eq + 1);
       value = std::string(s.substr(eq + 1, (next == std::string_view::npos ? s.size() : next) - eq - 1));
     }
-    out += ",\"";
-    escape_into(out, key);
-    out += "\":\"";
-    escape_into(out, value);
-    out += '"';
+    out += ',';
+    codec::append_json_string(out, key);
+    out += ':';
+    codec::append_json_string(out, value);
     i = next;
   }
   return out;
