@@ -310,31 +310,26 @@ public:
     scheduler_options sopts;
     sopts.profiles = cfg_.profiles;
     sopts.runtime = cfg_.runtime;
-    auto sched = start_scheduler(sys, sopts, cluster_);
-    if (!sched) {
-      std::cerr << "error: " << sched.err().message << "\n";
-      caf::anon_send_exit(cluster_, caf::exit_reason::user_shutdown);
-      return 2;
-    }
-    auto endpoint = start_metrics_endpoint(args_.metrics_bind_address, caches_synced(sched->wiring->synced));
-    if (!endpoint) {
-      std::cerr << "error: " << endpoint.err().message << "\n";
-      stop_scheduler(*sched);
+    auto served = start_served_scheduler(sys, sopts, cluster_, args_.metrics_bind_address);
+    if (!served) {
+      std::cerr << "error: " << served.err().message << "\n";
       caf::anon_send_exit(cluster_, caf::exit_reason::user_shutdown);
       caf::anon_send_exit(watcher_, caf::exit_reason::user_shutdown);
       return 2;
     }
+    scheduler_instance* sched = &served->sched;
+    auto& endpoint = served->endpoint;
     cache_ = sched->wiring->cache;
     caf::scoped_actor self{sys};
     int rc = run_ops(sys, self);
     for (auto& c : churners_) caf::anon_send_exit(c, caf::exit_reason::user_shutdown);
     if (rc == 0) rc = collect(sys, self, *sched);
     // Keep serving /metrics after the run so a scraper sees the final values.
-    if (*endpoint && args_.linger_s > 0) {
+    if (endpoint && args_.linger_s > 0) {
       spdlog::debug("Run finished; serving /metrics until --linger ends seconds=\"{}\"", args_.linger_s);
       std::this_thread::sleep_for(std::chrono::seconds(args_.linger_s));
     }
-    if (*endpoint) (*endpoint)->stop();
+    if (endpoint) endpoint->stop();
     stop_scheduler(*sched);
     caf::anon_send_exit(cluster_, caf::exit_reason::user_shutdown);
     caf::anon_send_exit(watcher_, caf::exit_reason::user_shutdown);
@@ -473,14 +468,19 @@ private:
     auto fail = [&](caf::error& e) { rc = 1, std::cerr << "error: " << sys.render(e) << "\n"; };
     bind_log_ptr log;
     self->request(watcher_, caf::infinite, list_atom::value).receive([&](bind_log_ptr& l) { log = l; }, fail);
+    // The watcher sees a binding as soon as the cluster stores it, before the binder has told the
+    // event recorder. Wait until the queue is quiescent (every binding cycle reported done, after its
+    // outcome went to the recorder), then ask the recorder (whose Events reach the cluster before its
+    // reply does), and only then the cluster: otherwise Events still in flight go uncounted.
+    self->request(sched.wiring->queue, caf::infinite, done_atom::value).receive([](queue_stats) {}, fail);
+    std::vector<pod_outcome> outcomes;
+    self->request(sched.wiring->recorder, caf::infinite, outcomes_atom::value)
+      .receive([&](std::vector<pod_outcome>& o) { outcomes = std::move(o); }, fail);
     std::vector<pod_info_ptr> pods;
     self->request(cluster_, caf::infinite, list_atom::value).receive([&](std::vector<pod_info_ptr>& p) { pods = std::move(p); }, fail);
     std::vector<cluster_event_record> events;
     self->request(cluster_, caf::infinite, list_atom::value, cluster_event_record{})
       .receive([&](std::vector<cluster_event_record>& e) { events = std::move(e); }, fail);
-    std::vector<pod_outcome> outcomes;
-    self->request(sched.wiring->recorder, caf::infinite, outcomes_atom::value)
-      .receive([&](std::vector<pod_outcome>& o) { outcomes = std::move(o); }, fail);
     cluster_stats cs;
     self->request(cluster_, caf::infinite, stats_atom::value).receive([&](cluster_stats& s) { cs = s; }, fail);
     if (rc != 0) return rc;

@@ -19,6 +19,18 @@ result<std::unique_ptr<obs::http_server>> start_metrics_endpoint(const std::stri
   return obs::http_server::start(std::move(cfg));
 }
 
+result<served_scheduler> start_served_scheduler(caf::actor_system& sys, const scheduler_options& opts,
+                                                cluster_actor cluster, const std::string& bind) {
+  auto sched = start_scheduler(sys, opts, std::move(cluster));
+  if (!sched) return sched.err();
+  auto endpoint = start_metrics_endpoint(bind, caches_synced(sched->wiring->synced));
+  if (!endpoint) {
+    stop_scheduler(*sched);
+    return endpoint.err();
+  }
+  return served_scheduler{std::move(*sched), std::move(*endpoint)};
+}
+
 std::function<obs::readiness()> caches_synced(std::shared_ptr<const std::atomic<bool>> synced) {
   return [synced = std::move(synced)]() -> obs::readiness {
     if (synced && synced->load(std::memory_order_acquire)) return {};

@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 
+#include "actors/scheduler.hpp"
 #include "messages/result.hpp"
 #include "observability/http_server.hpp"
 
@@ -18,6 +19,16 @@ namespace kas {
 // called on the server thread for each /readyz. Errors name --metrics-bind-address and the value.
 result<std::unique_ptr<obs::http_server>> start_metrics_endpoint(const std::string& bind,
                                                                  std::function<obs::readiness()> ready);
+
+// A scheduler instance and its endpoint (null when --metrics-bind-address is off).
+struct served_scheduler {
+  scheduler_instance sched;
+  std::unique_ptr<obs::http_server> endpoint;
+};
+// start_scheduler, then the endpoint on `bind` with readiness = caches synced. If the endpoint fails,
+// the scheduler is stopped again and the error names the flag. The caller still owns `cluster`.
+result<served_scheduler> start_served_scheduler(caf::actor_system& sys, const scheduler_options& opts,
+                                                cluster_actor cluster, const std::string& bind);
 
 // Readiness = the scheduler's caches synced (pipeline::synced, set by the scheduling queue).
 std::function<obs::readiness()> caches_synced(std::shared_ptr<const std::atomic<bool>> synced);

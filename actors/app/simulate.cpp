@@ -175,20 +175,14 @@ int run_simulate(const simulate_args& args) {
   if (!sopts.runtime.pipeline_depth_set) sopts.runtime.pipeline_depth = 1;
   sopts.explain = args.explain;
   sopts.skip_idle_backoff = true;
-  auto sched = start_scheduler(sys, sopts, cluster);
-  if (!sched) {
-    std::cerr << "error: " << sched.err().message << "\n";
+  auto served = start_served_scheduler(sys, sopts, cluster, args.metrics_bind_address);
+  if (!served) {
+    std::cerr << "error: " << served.err().message << "\n";
     caf::anon_send_exit(cluster, caf::exit_reason::user_shutdown);
     return 2;
   }
-
-  auto endpoint = start_metrics_endpoint(args.metrics_bind_address, caches_synced(sched->wiring->synced));
-  if (!endpoint) {
-    std::cerr << "error: " << endpoint.err().message << "\n";
-    stop_scheduler(*sched);
-    caf::anon_send_exit(cluster, caf::exit_reason::user_shutdown);
-    return 2;
-  }
+  scheduler_instance* sched = &served->sched;
+  auto& endpoint = served->endpoint;
 
   caf::scoped_actor self{sys};
   int rc = 0;
@@ -216,7 +210,7 @@ int run_simulate(const simulate_args& args) {
       .receive([&](std::vector<explain_record>& e) { explains = std::move(e); },
                [&](caf::error& e) { rc = 1, std::cerr << "error: " << sys.render(e) << "\n"; });
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  if (*endpoint) (*endpoint)->stop();
+  if (endpoint) endpoint->stop();
   stop_scheduler(*sched);
   caf::anon_send_exit(cluster, caf::exit_reason::user_shutdown);
   sys.await_actors_before_shutdown(false);
