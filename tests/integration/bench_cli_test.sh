@@ -75,22 +75,7 @@ if problems:
 PY
 }
 
-# bad "SUBSTRING..." -- ARGS...: exit 2, empty stdout, one stderr line naming every SUBSTRING.
-bad() {
-  local want=()
-  while [ "$1" != "--" ]; do want+=("$1"); shift; done
-  shift
-  run "$@"
-  [ "$rc" -eq 2 ] || { show; fail "exit code $rc, want 2"; }
-  [ ! -s "$tmp/out" ] || { show; fail "stdout must be empty on bad input"; }
-  local lines
-  lines=$(grep -c . "$tmp/err")
-  [ "$lines" -eq 1 ] || { show; fail "stderr has $lines lines, want exactly one"; }
-  local w
-  for w in "${want[@]}"; do
-    grep -qF -- "$w" "$tmp/err" || { show; fail "stderr does not name: $w"; }
-  done
-}
+source "$(dirname "$0")/cli_checks.sh"  # bad
 
 ci=$workloads/ci-small.yaml
 case "$name" in

@@ -128,22 +128,7 @@ sys.exit(1)
 PY
 }
 
-# bad "SUBSTRING..." -- ARGS...: the run must fail cleanly with one line naming every SUBSTRING.
-bad() {
-  local want=()
-  while [ "$1" != "--" ]; do want+=("$1"); shift; done
-  shift
-  run "$@"
-  [ "$rc" -eq 2 ] || { show; fail "exit code $rc, want 2"; }
-  [ ! -s "$tmp/out" ] || { show; fail "stdout must be empty on bad input"; }
-  local lines
-  lines=$(grep -c . "$tmp/err")
-  [ "$lines" -eq 1 ] || { show; fail "stderr has $lines lines, want exactly one"; }
-  local w
-  for w in "${want[@]}"; do
-    grep -qF -- "$w" "$tmp/err" || { show; fail "stderr does not name: $w"; }
-  done
-}
+source "$(dirname "$0")/cli_checks.sh"  # bad
 
 f=$fixtures
 case "$name" in
