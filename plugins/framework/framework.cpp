@@ -159,7 +159,7 @@ status framework::run_filter(const cycle_state& state, const pod_info& pod, cons
   for (size_t i = 0; i < filter_.size(); ++i) {
     if (state.skip_filter(i)) continue;
     auto* f = filter_[i];
-    auto s = call(state.record_plugin_metrics, metric_point::filter, f, [&] { return f->filter(state, pod, node); });
+    auto s = call_per_node(state.record_plugin_metrics, metric_point::filter, f, [&] { return f->filter(state, pod, node); });
     if (!s.is_success()) {
       if (s.get_code() != code::error && !s.is_rejected()) {
         // Wait/Skip/Pending are not valid Filter results; kube turns them into an error.
@@ -303,7 +303,7 @@ status framework::score_node(const cycle_state& state, const pod_info& pod, cons
     out[i] = 0;
     if (state.skip_score(i)) continue;
     auto* p = score_[i];
-    auto s = call(state.record_plugin_metrics, metric_point::score, p, [&] { return p->score(state, pod, node, out[i]); });
+    auto s = call_per_node(state.record_plugin_metrics, metric_point::score, p, [&] { return p->score(state, pod, node, out[i]); });
     if (!s.is_success()) return s.with_plugin(score_[i]->name());
   }
   return status::ok();
@@ -335,7 +335,8 @@ status framework::score_nodes(const cycle_state& state, const pod_info& pod,
       }
       if (!s.is_success()) return s.with_plugin(p->name());
     }
-    for (size_t k = 0; k < n; ++k) out[k] = {nodes[k]->name, state.skip_score(i) ? 0 : row[k]};
+    if (state.skip_score(i)) continue;  // NormalizeScore and the weights skip this row too
+    for (size_t k = 0; k < n; ++k) out[k] = {nodes[k]->name, row[k]};
   }
   return status::ok();
 }

@@ -64,7 +64,8 @@ public:
   // Scores one node with every non-skipped plugin; out has score_plugin_count() entries.
   status score_node(const cycle_state& state, const pod_info& pod, const node_info& node, int64_t* out) const;
   // Scores every node with every plugin, plugin by plugin (each plugin's score_nodes loop):
-  // raw[p][i] = {nodes[i]->name, plugin p's raw score}; a skipped plugin's row is zeros.
+  // raw[p][i] = {nodes[i]->name, plugin p's raw score}; a skipped plugin's row is sized but not written
+  // (normalize_and_weigh skips it).
   status score_nodes(const cycle_state& state, const pod_info& pod, const std::vector<const node_info*>& nodes,
                      std::vector<std::vector<node_score>>& raw) const;
   // NormalizeScore (per plugin, over all scored nodes) then weights; totals[i] for node i.
@@ -101,17 +102,17 @@ public:
 private:
   // Runs one plugin call; in a sampled cycle (record_plugin_metrics) it is timed and reported.
   template <class F>
-  status call(bool record, metric_point point, const plugin* p, F&& f) const {
+  status call(bool record, metric_point point, const plugin* p, F&& f, uint32_t weight = 1) const {
     if (!record || !plugin_metrics_) return f();
-    uint32_t weight = 1;
-    if (point == metric_point::filter || point == metric_point::score) {  // score: per-node score_node calls
-      if (!draw_per_node_timing()) return f();
-      weight = per_node_timing_every;
-    }
     auto start = std::chrono::steady_clock::now();
     status s = f();
     plugin_metrics_->observe(point, p->name(), s.get_code(), std::chrono::steady_clock::now() - start, weight);
     return s;
+  }
+  // The same for calls made once per node (Filter, score_node): timed 1 in per_node_timing_every.
+  template <class F>
+  status call_per_node(bool record, metric_point point, const plugin* p, F&& f) const {
+    return call(record && draw_per_node_timing(), point, p, std::forward<F>(f), per_node_timing_every);
   }
   // True 1 time in per_node_timing_every, from a per-thread xorshift generator.
   static bool draw_per_node_timing() {
