@@ -22,6 +22,7 @@
 #include "actors/app/cli.hpp"
 #include "actors/app/json_writer.hpp"
 #include "actors/app/metrics_endpoint.hpp"
+#include "actors/app/run_setup.hpp"
 #include "actors/embedded_cluster.hpp"
 #include "actors/invariants.hpp"
 #include "actors/scheduler.hpp"
@@ -584,16 +585,8 @@ private:
 }  // namespace
 
 int run_bench(const bench_args& args) {
-  if (args.output != "json" && args.output != "table") {
-    std::cerr << "error: --output: must be json or table, got \"" << args.output << "\"\n";
-    return 2;
-  }
-  auto cfg = fw::load_scheduler_config(args.config, fw::in_tree_registry());
-  if (!cfg) {
-    std::cerr << "error: " << cfg.err().message << "\n";
-    return 2;
-  }
-  for (auto& w : cfg->warnings) std::cerr << "warning: " << w << "\n";
+  auto cfg = load_run_config(args.output, args.config);
+  if (!cfg) return 2;
   if (args.batching == "on") cfg->runtime.batching = true;
   else if (args.batching == "off") cfg->runtime.batching = false;
   else if (!args.batching.empty()) {

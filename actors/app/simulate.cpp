@@ -11,6 +11,7 @@
 #include "actors/app/cli.hpp"
 #include "actors/app/json_writer.hpp"
 #include "actors/app/metrics_endpoint.hpp"
+#include "actors/app/run_setup.hpp"
 #include "actors/embedded_cluster.hpp"
 #include "actors/scheduler.hpp"
 #include "config/cluster_manifests.hpp"
@@ -128,16 +129,8 @@ int run_simulate(const simulate_args& args) {
     std::cerr << "error: simulate needs at least one --cluster FILE\n";
     return 2;
   }
-  if (args.output != "json" && args.output != "table") {
-    std::cerr << "error: --output: must be json or table, got \"" << args.output << "\"\n";
-    return 2;
-  }
-  auto cfg = fw::load_scheduler_config(args.config, fw::in_tree_registry());
-  if (!cfg) {
-    std::cerr << "error: " << cfg.err().message << "\n";
-    return 2;
-  }
-  for (auto& w : cfg->warnings) std::cerr << "warning: " << w << "\n";
+  auto cfg = load_run_config(args.output, args.config);
+  if (!cfg) return 2;
   if (auto w = apply_metrics_recording(cfg->runtime.record_metrics, args.metrics_bind_address, args.config); !w.empty())
     std::cerr << "warning: " << w << "\n";
   auto manifests = load_manifests(args.clusters);
