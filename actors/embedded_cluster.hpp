@@ -8,7 +8,7 @@
 // Simulated node agents (node_agent) watch for pods bound to their nodes and report them Running.
 #include <caf/all.hpp>
 
-#include "messages/protocol.hpp"
+#include "actors/protocol.hpp"
 
 namespace kas::obs {
 class metrics_registry;

@@ -8,7 +8,7 @@ namespace {
 
 // client-go joins the key fields with "" (no separator); a separator that cannot occur in names keeps
 // distinct objects apart here.
-std::string join(std::initializer_list<const std::string*> parts) {
+std::string correlation_key(std::initializer_list<const std::string*> parts) {
   std::string k;
   for (auto* p : parts) k.append(*p).push_back('\x1f');
   return k;
@@ -21,13 +21,13 @@ event_correlator::verdict event_correlator::correlate(const cluster_event_record
   static const std::string src = source;
   static const std::string kind = "Pod";
   // The involved object is the pod (uid and ns/name).
-  std::string object = join({&src, &kind, &in.pod_key, &in.pod_uid});
+  std::string object = correlation_key({&src, &kind, &in.pod_key, &in.pod_uid});
   cluster_event_record ev = in;
   ev.count = 1;
   ev.first_timestamp = ev.last_timestamp = now;
 
   // 1. EventAggregate: aggregateKey omits the message, localKey is the message.
-  std::string aggregate_key = object + join({&in.type, &in.reason});
+  std::string aggregate_key = object + correlation_key({&in.type, &in.reason});
   std::string key = aggregate_key + in.message;  // getEventKey: every field, the message included
   auto& rec = aggregates_[aggregate_key];
   if (now - rec.last > aggregate_interval) rec = aggregate_record{};

@@ -16,7 +16,7 @@
 #include <string>
 #include <unordered_map>
 
-#include "messages/protocol.hpp"
+#include "actors/protocol.hpp"
 
 namespace kas {
 

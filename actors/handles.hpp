@@ -10,7 +10,7 @@
 
 #include "actors/embedded_cluster.hpp"
 #include "actors/scheduler_metrics.hpp"
-#include "messages/protocol.hpp"
+#include "actors/protocol.hpp"
 
 namespace kas {
 

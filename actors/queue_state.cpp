@@ -6,6 +6,18 @@
 
 namespace kas {
 
+const char* to_string(queue_location l) {
+  switch (l) {
+    case queue_location::active: return "active";
+    case queue_location::backoff: return "backoff";
+    case queue_location::unschedulable: return "unschedulable";
+    case queue_location::gated: return "gated";
+    case queue_location::in_flight: return "in-flight";
+    case queue_location::none: break;
+  }
+  return "";
+}
+
 queue_state::queue_state(std::vector<fw::framework_ptr> frameworks, queue_options opts)
   : frameworks_(std::move(frameworks)), opts_(opts), active_(active_less{this}) {
   for (auto& f : frameworks_) by_scheduler_.emplace(f->scheduler_name(), f.get());
@@ -27,8 +39,8 @@ void queue_state::push_active(qpod p, std::string_view event) {
   active_entry e{p, insertion_seq_++};
   active_index_[p->pod->uid] = e;
   active_.insert(std::move(e));
-  location_[p->pod->uid] = "active";
-  incoming("active", event);
+  location_[p->pod->uid] = queue_location::active;
+  incoming(queue_location::active, event);
 }
 
 void queue_state::add(const pod_info_ptr& p, clock::time_point now) {
@@ -41,8 +53,8 @@ void queue_state::add(const pod_info_ptr& p, clock::time_point now) {
   if (!s.is_success()) {
     q->gated_by = s.plugin();
     gated_[p->uid] = q;
-    location_[p->uid] = "gated";
-    incoming("unschedulable", "PodAdd");
+    location_[p->uid] = queue_location::gated;
+    incoming(queue_location::unschedulable, "PodAdd");
     return;
   }
   push_active(std::move(q), "PodAdd");
@@ -51,7 +63,7 @@ void queue_state::add(const pod_info_ptr& p, clock::time_point now) {
 void queue_state::update(const pod_info_ptr& old_p, const pod_info_ptr& new_p, clock::time_point now) {
   const std::string& uid = new_p->uid;
   auto loc = where(uid);
-  if (loc.empty()) {
+  if (loc == queue_location::none) {
     add(new_p, now);
     return;
   }
@@ -61,7 +73,7 @@ void queue_state::update(const pod_info_ptr& old_p, const pod_info_ptr& new_p, c
     copy->pod = new_p;
     q = copy;
   };
-  if (loc == "gated") {
+  if (loc == queue_location::gated) {
     auto q = gated_[uid];
     replace(q);
     auto* fwk = framework_for(*new_p);
@@ -72,13 +84,13 @@ void queue_state::update(const pod_info_ptr& old_p, const pod_info_ptr& new_p, c
     } else {
       gated_[uid] = q;
     }
-  } else if (loc == "active") {
+  } else if (loc == queue_location::active) {
     auto e = active_index_[uid];
     active_.erase(e);
     replace(e.first);
     active_index_[uid] = e;
     active_.insert(e);
-  } else if (loc == "unschedulable") {
+  } else if (loc == queue_location::unschedulable) {
     auto q = unschedulable_[uid];
     replace(q);
     unschedulable_.erase(uid);
@@ -92,33 +104,33 @@ void queue_state::update(const pod_info_ptr& old_p, const pod_info_ptr& new_p, c
     } else {
       unschedulable_[uid] = q;
     }
-  } else if (loc == "backoff") {
+  } else if (loc == queue_location::backoff) {
     for (auto it = backoff_.begin(); it != backoff_.end(); ++it)
       if (it->second->pod->uid == uid) {
         replace(it->second);
         break;
       }
-  } else if (loc == "in-flight") {
+  } else if (loc == queue_location::in_flight) {
     replace(in_flight_[uid].pod);
   }
 }
 
 void queue_state::remove(const std::string& uid) {
   auto loc = where(uid);
-  if (loc == "active") {
+  if (loc == queue_location::active) {
     active_.erase(active_index_[uid]);
     active_index_.erase(uid);
-  } else if (loc == "gated") {
+  } else if (loc == queue_location::gated) {
     gated_.erase(uid);
-  } else if (loc == "unschedulable") {
+  } else if (loc == queue_location::unschedulable) {
     unschedulable_.erase(uid);
-  } else if (loc == "backoff") {
+  } else if (loc == queue_location::backoff) {
     for (auto it = backoff_.begin(); it != backoff_.end(); ++it)
       if (it->second->pod->uid == uid) {
         backoff_.erase(it);
         break;
       }
-  } else if (loc == "in-flight") {
+  } else if (loc == queue_location::in_flight) {
     // The cycle's owner reports done/failure later; forget the pod so it is not requeued.
     in_flight_.erase(uid);
     prune_event_log();
@@ -138,7 +150,7 @@ std::vector<std::shared_ptr<const fw::queued_pod_info>> queue_state::pop(size_t 
     if (copy->initial_attempt_ns == 0) copy->initial_attempt_ns = to_ns(now);
     ++cycle_;
     in_flight_[copy->pod->uid] = in_flight_entry{copy, cycle_, event_seq_};
-    location_[copy->pod->uid] = "in-flight";
+    location_[copy->pod->uid] = queue_location::in_flight;
     out.push_back(copy);
   }
   return out;
@@ -169,12 +181,12 @@ void queue_state::add_unschedulable(const fw::queued_pod_info& info, uint64_t cy
   prune_event_log();
   if (moved) {
     backoff_.emplace(backoff_expiry(*q), q);
-    location_[uid] = "backoff";
-    incoming("backoff", "ScheduleAttemptFailure");
+    location_[uid] = queue_location::backoff;
+    incoming(queue_location::backoff, "ScheduleAttemptFailure");
   } else {
     unschedulable_[uid] = q;
-    location_[uid] = "unschedulable";
-    incoming("unschedulable", "ScheduleAttemptFailure");
+    location_[uid] = queue_location::unschedulable;
+    incoming(queue_location::unschedulable, "ScheduleAttemptFailure");
   }
 }
 
@@ -241,8 +253,8 @@ void queue_state::move_to_active_or_backoff(qpod q, clock::time_point now, std::
   auto expiry = backoff_expiry(*q);
   if (expiry > now) {
     backoff_.emplace(expiry, q);
-    location_[q->pod->uid] = "backoff";
-    incoming("backoff", event);
+    location_[q->pod->uid] = queue_location::backoff;
+    incoming(queue_location::backoff, event);
   } else {
     push_active(q, event);
   }
@@ -273,8 +285,8 @@ void queue_state::flush_backoff_now(int max_attempts) {
     backoff_.erase(backoff_.begin());
     if (q->attempts >= max_attempts) {
       unschedulable_[q->pod->uid] = q;
-      location_[q->pod->uid] = "unschedulable";
-      incoming("unschedulable", "ScheduleAttemptFailure");
+      location_[q->pod->uid] = queue_location::unschedulable;
+      incoming(queue_location::unschedulable, "ScheduleAttemptFailure");
     } else {
       push_active(q, "BackoffComplete");
     }
@@ -288,9 +300,9 @@ std::optional<queue_state::clock::time_point> queue_state::next_backoff_expiry()
 
 bool queue_state::contains(const std::string& uid) const { return location_.count(uid) != 0; }
 
-std::string queue_state::where(const std::string& uid) const {
+queue_location queue_state::where(const std::string& uid) const {
   auto it = location_.find(uid);
-  return it == location_.end() ? std::string{} : it->second;
+  return it == location_.end() ? queue_location::none : it->second;
 }
 
 void queue_state::prune_event_log() {

@@ -26,9 +26,16 @@
 #include <unordered_map>
 #include <vector>
 
-#include "plugins/framework/framework.hpp"
+#include "plugins/framework/runtime/framework.hpp"
 
 namespace kas {
+
+// Where a pod sits in the queue. `none`: the queue does not hold it.
+enum class queue_location : uint8_t { none, active, backoff, unschedulable, gated, in_flight };
+
+// The label kube's metrics use for a queue ("active", "backoff", "unschedulable", "gated"), and
+// "in-flight" / "" for the other two.
+const char* to_string(queue_location l);
 
 struct queue_options {
   std::chrono::nanoseconds initial_backoff = std::chrono::seconds(1);
@@ -81,15 +88,14 @@ public:
   size_t in_flight_size() const { return in_flight_.size(); }
   uint64_t scheduling_cycle() const { return cycle_; }
   bool contains(const std::string& uid) const;
-  // Where a pod is: "active", "backoff", "unschedulable", "gated", "in-flight" or "".
-  std::string where(const std::string& uid) const;
+  // Where a pod is (queue_location::none when the queue does not hold it).
+  queue_location where(const std::string& uid) const;
   std::chrono::nanoseconds backoff_duration(int attempts) const;
 
-  // scheduler_queue_incoming_pods_total: called with (queue, event) each time a pod enters activeQ
-  // ("active"), backoffQ ("backoff") or the unschedulable pool ("unschedulable"; gated pods count
-  // there too, as in kube), with kube's event label: PodAdd, PodUpdate, ScheduleAttemptFailure,
+  // scheduler_queue_incoming_pods_total: called with (queue, event) each time a pod enters activeQ,
+  // backoffQ or the unschedulable pool (gated pods count there too, as in kube), with kube's event label: PodAdd, PodUpdate, ScheduleAttemptFailure,
   // BackoffComplete, UnschedulableTimeout, or the cluster event's (NodeAdd, AssignedPodDelete, ...).
-  using incoming_fn = std::function<void(const char* queue, std::string_view event)>;
+  using incoming_fn = std::function<void(queue_location queue, std::string_view event)>;
   void set_incoming_observer(incoming_fn f) { incoming_ = std::move(f); }
 
 private:
@@ -112,7 +118,7 @@ private:
 
   void push_active(qpod p, std::string_view event);
   void move_to_active_or_backoff(qpod p, clock::time_point now, std::string_view event);
-  void incoming(const char* queue, std::string_view event) {
+  void incoming(queue_location queue, std::string_view event) {
     if (incoming_) incoming_(queue, event);
   }
   bool pod_wants_event(const fw::queued_pod_info& p, const fw::cluster_event& ev, const fw::event_objects& objs) const;
@@ -131,7 +137,7 @@ private:
   std::unordered_map<std::string, qpod> unschedulable_;
   std::unordered_map<std::string, qpod> gated_;
   std::unordered_map<std::string, in_flight_entry> in_flight_;
-  std::unordered_map<std::string, std::string> location_;  // uid -> where
+  std::unordered_map<std::string, queue_location> location_;  // uid -> where
   std::deque<logged_event> events_;
   uint64_t event_seq_ = 0;
   uint64_t cycle_ = 0;

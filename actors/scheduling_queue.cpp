@@ -179,10 +179,10 @@ queue_actor spawn_scheduling_queue(caf::actor_system& sys, std::vector<fw::frame
     self->state.wiring = wiring;
     self->state.probe = make_probe(*wiring, "scheduling_queue");
     auto* st_ptr = &self->state;
-    self->state.q->set_incoming_observer([st_ptr](const char* queue, std::string_view event) {
+    self->state.q->set_incoming_observer([st_ptr](queue_location queue, std::string_view event) {
       auto& st = *st_ptr;
-      std::string_view qv(queue);
-      auto& by_event = st.incoming[qv == "active" ? 0 : qv == "backoff" ? 1 : 2];
+      std::string_view qv(to_string(queue));
+      auto& by_event = st.incoming[queue == queue_location::active ? 0 : queue == queue_location::backoff ? 1 : 2];
       auto it = by_event.find(event);
       if (it == by_event.end()) {
         auto* c = &st.wiring->metrics->queue_incoming_pods.counter_series({std::string(qv), std::string(event)});
@@ -211,7 +211,7 @@ queue_actor spawn_scheduling_queue(caf::actor_system& sys, std::vector<fw::frame
         if (ch->type == t::pod_update && ch->new_pod->node_name.empty()) q.update(ch->old_pod, ch->new_pod, now);
         if (ch->type == t::pod_update && !ch->new_pod->node_name.empty() && ch->old_pod->node_name.empty()) {
           // Bound (by us or by another scheduler): no longer the queue's, unless still in flight here.
-          if (q.where(ch->new_pod->uid) != "in-flight") q.remove(ch->new_pod->uid);
+          if (q.where(ch->new_pod->uid) != queue_location::in_flight) q.remove(ch->new_pod->uid);
           uncount(self->state, ch->new_pod->uid);
         }
         if (ch->type == t::pod_delete && ch->old_pod->node_name.empty()) {

@@ -8,6 +8,7 @@
 #include <algorithm>
 
 #include "cache/pod_info.hpp"
+#include "messages/field_path.hpp"
 
 namespace kas {
 namespace detail {
@@ -23,7 +24,6 @@ bool has_value(const selector_requirement& r, const std::string& v) {
 
 error at(const std::string& path, const std::string& msg) { return error{path + ": " + msg}; }
 
-std::string quoted(const std::string& s) { return "\"" + s + "\""; }
 
 bool is_label_value(const std::string& v) {
   if (v.size() > 63) return false;

@@ -7,11 +7,12 @@
 #include <map>
 #include <set>
 
+#include "messages/field_path.hpp"
+
 namespace kas {
 
 namespace {
 
-std::string quoted(const std::string& s) { return "\"" + s + "\""; }
 
 // Field decoding with paths. `where` ("cfg.yaml: document 1") is prepended by the caller.
 class decoder {
@@ -22,7 +23,7 @@ public:
       auto key = it->first.as<std::string>();
       bool ok = false;
       for (auto k : keys) ok = ok || k == key;
-      if (!ok) return error{join(path, key) + ": unknown field"};
+      if (!ok) return error{field_path(path, key) + ": unknown field"};
     }
     return ok_t{};
   }
@@ -62,9 +63,6 @@ public:
     return error{path + ": expected a number"};
   }
 
-  static std::string join(const std::string& path, const std::string& key) {
-    return path.empty() ? key : path + "." + key;
-  }
 };
 
 #define KAS_TRY(var, expr)         \

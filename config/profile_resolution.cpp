@@ -4,13 +4,14 @@
 #include <map>
 #include <set>
 
+#include "messages/field_path.hpp"
+
 #include "config/kube_scheduler_config.hpp"
 
 namespace kas {
 
 namespace {
 
-std::string quoted(const std::string& s) { return "\"" + s + "\""; }
 
 // kube's mergePluginSet: defaults merged with a custom set.
 std::vector<plugin_ref> merge_plugin_set(const std::vector<plugin_ref>& defaults, const plugin_set& custom) {

@@ -64,7 +64,7 @@ struct scheduler_config {
 // No file (empty path) gives kube-scheduler's defaults: one default-scheduler profile. Profiles
 // are resolved against `catalog` (which plugins exist and which extension points they implement);
 // the default catalog knows only default_profile()'s plugins and checks no args, so callers with a
-// plugin registry pass fw::registry_catalog (plugins/framework/profile_resolver.hpp).
+// plugin registry pass fw::registry_catalog (plugins/framework/runtime/profile_resolver.hpp).
 result<scheduler_config> load_scheduler_config(const std::string& path,
                                                const plugin_catalog& catalog = default_plugin_catalog());
 

@@ -12,17 +12,13 @@
 #include "config/cluster_manifests.hpp"
 #include "config/manifest_objects.hpp"
 #include "messages/codec.hpp"
+#include "messages/field_path.hpp"
 
 namespace kas {
 
 namespace {
 
 error fail(const std::string& where, const std::string& what) { return error{where + ": " + what}; }
-
-// "file:" + key -> "file: key"; "file: ops[1]" + key -> "file: ops[1].key".
-std::string join(const std::string& where, const std::string& key) {
-  return !where.empty() && where.back() == ':' ? where + " " + key : where + "." + key;
-}
 
 const char* type_name(const YAML::Node& n) {
   switch (n.Type()) {
@@ -36,7 +32,7 @@ const char* type_name(const YAML::Node& n) {
 status_or_error only_keys(const YAML::Node& m, const std::string& where, const std::set<std::string>& allowed) {
   for (auto it = m.begin(); it != m.end(); ++it) {
     std::string k = it->first.as<std::string>();
-    if (!allowed.count(k)) return fail(join(where, k), "unknown field");
+    if (!allowed.count(k)) return fail(field_path(where, k), "unknown field");
   }
   return ok_t{};
 }
@@ -44,10 +40,10 @@ status_or_error only_keys(const YAML::Node& m, const std::string& where, const s
 result<std::string> get_string(const YAML::Node& m, const char* key, const std::string& where, bool required) {
   YAML::Node v = m[key];
   if (!v || v.IsNull()) {
-    if (required) return fail(join(where, key), "required field is missing");
+    if (required) return fail(field_path(where, key), "required field is missing");
     return std::string{};
   }
-  if (!v.IsScalar()) return fail(join(where, key), std::string("expected a string, got ") + type_name(v));
+  if (!v.IsScalar()) return fail(field_path(where, key), std::string("expected a string, got ") + type_name(v));
   return v.as<std::string>();
 }
 
@@ -57,9 +53,9 @@ result<int64_t> get_int(const YAML::Node& m, const char* key, const std::string&
   if (!v || v.IsNull()) return dflt;
   int64_t x = 0;
   if (!v.IsScalar() || !YAML::convert<int64_t>::decode(v, x))
-    return fail(join(where, key), "expected an integer, got " + (v.IsScalar() ? "\"" + v.Scalar() + "\"" : type_name(v)));
+    return fail(field_path(where, key), "expected an integer, got " + (v.IsScalar() ? "\"" + v.Scalar() + "\"" : type_name(v)));
   if (x < min || x > max)
-    return fail(join(where, key), "must be between " + std::to_string(min) + " and " + std::to_string(max) +
+    return fail(field_path(where, key), "must be between " + std::to_string(min) + " and " + std::to_string(max) +
                                      ", got " + std::to_string(x));
   return x;
 }
@@ -69,7 +65,7 @@ result<bool> get_bool(const YAML::Node& m, const char* key, const std::string& w
   if (!v || v.IsNull()) return false;
   bool b = false;
   if (!v.IsScalar() || !YAML::convert<bool>::decode(v, b))
-    return fail(join(where, key), "expected true or false, got " + (v.IsScalar() ? "\"" + v.Scalar() + "\"" : type_name(v)));
+    return fail(field_path(where, key), "expected true or false, got " + (v.IsScalar() ? "\"" + v.Scalar() + "\"" : type_name(v)));
   return b;
 }
 

@@ -15,6 +15,7 @@
 #include <google/protobuf/reflection.h>
 
 #include "messages/k8s/meta.pb.h"
+#include "messages/field_path.hpp"
 #include "messages/quantity.hpp"
 
 namespace kas::codec {
@@ -31,10 +32,6 @@ constexpr std::string_view kRawExtension = "k8s.meta.RawExtension";
 
 kas::error fail(const std::string& path, const std::string& what) {
   return kas::error{path.empty() ? what : path + ": " + what};
-}
-
-std::string join(const std::string& path, const std::string& key) {
-  return path.empty() ? key : path + "." + key;
 }
 
 // Short rendering of a node for error text: scalars quoted, containers by kind.
@@ -323,7 +320,7 @@ kas::status_or_error decode_field(const YAML::Node& v, pb::Message& out, const F
       entry->GetReflection()->SetString(entry, kf, key);
       // A null map value (e.g. a zero Time in disruptedPods) keeps an entry with a default value.
       if (kv.second.IsNull()) continue;
-      auto st = decode_value(kv.second, *entry, vf, join(path, key), false);
+      auto st = decode_value(kv.second, *entry, vf, kas::field_path(path, key), false);
       if (!st) return st;
     }
     return kas::ok_t{};
@@ -371,7 +368,7 @@ kas::status_or_error decode_into(const YAML::Node& node, pb::Message& out, const
     const std::string key = kv.first.Scalar();
     const FD* f = find_by_json(d, key);
     if (f != nullptr) {
-      auto st = decode_field(kv.second, out, f, join(path, key));
+      auto st = decode_field(kv.second, out, f, kas::field_path(path, key));
       if (!st) return st;
       continue;
     }
@@ -379,7 +376,7 @@ kas::status_or_error decode_into(const YAML::Node& node, pb::Message& out, const
       const FD* g = find_by_json(inl->message_type(), key);
       if (g != nullptr) {
         pb::Message* sub = out.GetReflection()->MutableMessage(&out, inl);
-        auto st = decode_field(kv.second, *sub, g, join(path, key));
+        auto st = decode_field(kv.second, *sub, g, kas::field_path(path, key));
         if (!st) return st;
       }
     }

@@ -29,8 +29,8 @@
 #include "cache/scheduler_cache.hpp"
 #include "config/runtime_config.hpp"
 #include "config/workload.hpp"
-#include "plugins/framework/profile_resolver.hpp"
-#include "plugins/framework/schedule_one.hpp"
+#include "plugins/framework/runtime/profile_resolver.hpp"
+#include "plugins/framework/runtime/schedule_one.hpp"
 
 namespace kas {
 namespace {

@@ -4,7 +4,7 @@
 #include <optional>
 #include <string>
 
-#include "plugins/framework/profile_resolver.hpp"
+#include "plugins/framework/runtime/profile_resolver.hpp"
 
 namespace kas {
 

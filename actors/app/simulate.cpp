@@ -16,7 +16,7 @@
 #include "actors/scheduler.hpp"
 #include "config/cluster_manifests.hpp"
 #include "config/runtime_config.hpp"
-#include "plugins/framework/profile_resolver.hpp"
+#include "plugins/framework/runtime/profile_resolver.hpp"
 
 namespace kas {
 

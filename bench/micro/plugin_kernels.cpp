@@ -23,9 +23,9 @@
 #include "actors/scheduler_metrics.hpp"
 #include "bench/micro/cluster.hpp"
 #include "config/profile.hpp"
-#include "plugins/framework/framework.hpp"
+#include "plugins/framework/runtime/framework.hpp"
 #include "plugins/framework/registry.hpp"
-#include "plugins/framework/schedule_one.hpp"
+#include "plugins/framework/runtime/schedule_one.hpp"
 
 namespace kas::bench {
 namespace {

@@ -2,7 +2,7 @@
 
 #include <random>
 
-#include "plugins/framework/framework.hpp"
+#include "plugins/framework/runtime/framework.hpp"
 #include "plugins/framework/preemption.hpp"
 
 namespace kas::plugins {

@@ -7,11 +7,12 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "messages/field_path.hpp"
 #include "messages/result.hpp"
 
 namespace kas::plugins::helper {
 
-inline std::string quoted(const std::string& s) { return "\"" + s + "\""; }
+using kas::quoted;
 
 // Every key of mapping `n` must be one of `allowed`; an unknown one is an error naming its path.
 inline status_or_error check_keys(const YAML::Node& n, const std::string& path,

@@ -144,7 +144,7 @@ TEST(QueueStateTest, GatedPodsWaitForTheGatesToBeRemoved) {
   gated.gates = {"example.com/a", "example.com/b"};
   auto v1 = make_pod(gated);
   q.add(v1, t0);
-  EXPECT_EQ(q.where("g"), "gated");
+  EXPECT_EQ(q.where("g"), queue_location::gated);
   EXPECT_EQ(q.gated_size(), 1u);
   EXPECT_TRUE(q.pop(10, t0).empty());
 
@@ -152,15 +152,15 @@ TEST(QueueStateTest, GatedPodsWaitForTheGatesToBeRemoved) {
   gated.gates = {"example.com/b"};
   auto v2 = make_pod(gated);
   q.update(v1, v2, t0 + 1s);
-  EXPECT_EQ(q.where("g"), "gated");
+  EXPECT_EQ(q.where("g"), queue_location::gated);
   // An unrelated cluster event does not lift a gate.
   send(q, node_add("n9", "8"), t0 + 2s);
-  EXPECT_EQ(q.where("g"), "gated");
+  EXPECT_EQ(q.where("g"), queue_location::gated);
 
   gated.gates.clear();
   auto v3 = make_pod(gated);
   q.update(v2, v3, t0 + 3s);
-  EXPECT_EQ(q.where("g"), "active");
+  EXPECT_EQ(q.where("g"), queue_location::active);
   EXPECT_EQ(q.gated_size(), 0u);
   auto popped = q.pop(1, t0 + 4s);
   ASSERT_EQ(popped.size(), 1u);
@@ -178,7 +178,7 @@ TEST(QueueStateTest, PopMarksInFlight) {
   EXPECT_EQ(popped[0]->pod->name, "a");
   EXPECT_EQ(popped[0]->attempts, 1);
   EXPECT_EQ(popped[0]->initial_attempt_ns, (t0 + 5ms).time_since_epoch().count());
-  EXPECT_EQ(q.where("a"), "in-flight");
+  EXPECT_EQ(q.where("a"), queue_location::in_flight);
   EXPECT_EQ(q.in_flight_size(), 1u);
   EXPECT_EQ(q.active_size(), 1u);
   EXPECT_EQ(q.scheduling_cycle(), 1u);
@@ -195,19 +195,19 @@ TEST(QueueStateTest, FailedPodGoesToUnschedulableOrBackoff) {
     std::set<std::string_view> rejected_by;
     bool is_error;
     std::vector<event_fixture> while_in_flight;
-    std::string want;
+    queue_location want;
   };
   std::vector<tc> cases = {
-    {"no event meanwhile", {"NodeResourcesFit"}, false, {}, "unschedulable"},
-    {"node add that fits, rejected by NodeResourcesFit", {"NodeResourcesFit"}, false, {node_add("n9", "8")}, "backoff"},
-    {"node add too small for the pod", {"NodeResourcesFit"}, false, {node_add("n9", "1")}, "unschedulable"},
+    {"no event meanwhile", {"NodeResourcesFit"}, false, {}, queue_location::unschedulable},
+    {"node add that fits, rejected by NodeResourcesFit", {"NodeResourcesFit"}, false, {node_add("n9", "8")}, queue_location::backoff},
+    {"node add too small for the pod", {"NodeResourcesFit"}, false, {node_add("n9", "1")}, queue_location::unschedulable},
     {"assigned pod delete, rejected by NodeResourcesFit", {"NodeResourcesFit"}, false, {assigned_pod_delete("x")},
-     "backoff"},
+     queue_location::backoff},
     {"assigned pod add: NodeResourcesFit did not register it", {"NodeResourcesFit"}, false, {assigned_pod_add("x")},
-     "unschedulable"},
-    {"event nobody registered for", {"NodeResourcesFit"}, false, {pvc_add()}, "unschedulable"},
-    {"relevant to another plugin only", {"TaintToleration"}, false, {assigned_pod_delete("x")}, "unschedulable"},
-    {"error goes to backoff", {}, true, {}, "backoff"},
+     queue_location::unschedulable},
+    {"event nobody registered for", {"NodeResourcesFit"}, false, {pvc_add()}, queue_location::unschedulable},
+    {"relevant to another plugin only", {"TaintToleration"}, false, {assigned_pod_delete("x")}, queue_location::unschedulable},
+    {"error goes to backoff", {}, true, {}, queue_location::backoff},
   };
   for (auto& c : cases) {
     SCOPED_TRACE(c.name);
@@ -228,7 +228,7 @@ TEST(QueueStateTest, EventBeforePopDoesNotCount) {
   send(q, node_add("n9", "8"), t0);
   auto info = pop_one(q, "p", t0 + 1ms);
   fail(q, info, {"NodeResourcesFit"}, false, t0 + 2ms);
-  EXPECT_EQ(q.where("p"), "unschedulable");
+  EXPECT_EQ(q.where("p"), queue_location::unschedulable);
 }
 
 // --- backoff ------------------------------------------------------------------------------------
@@ -245,22 +245,22 @@ TEST(QueueStateTest, FlushMovesExpiredBackoffToActive) {
   q.add(make_pod(pod("p", "1", "1Gi")), t0);
   auto info = pop_one(q, "p", t0);
   fail(q, info, {}, true, t0 + 10ms);  // attempt 1: 1 s backoff from t0+10ms
-  ASSERT_EQ(q.where("p"), "backoff");
+  ASSERT_EQ(q.where("p"), queue_location::backoff);
   ASSERT_TRUE(q.next_backoff_expiry().has_value());
   EXPECT_EQ(*q.next_backoff_expiry(), t0 + 1010ms);
   q.flush(t0 + 1009ms);
-  EXPECT_EQ(q.where("p"), "backoff");
+  EXPECT_EQ(q.where("p"), queue_location::backoff);
   q.flush(t0 + 1010ms);
-  EXPECT_EQ(q.where("p"), "active");
+  EXPECT_EQ(q.where("p"), queue_location::active);
 
   // Second failure: 2 s.
   info = pop_one(q, "p", t0 + 2s);
   EXPECT_EQ(info.attempts, 2);
   fail(q, info, {}, true, t0 + 2s);
   q.flush(t0 + 3999ms);
-  EXPECT_EQ(q.where("p"), "backoff");
+  EXPECT_EQ(q.where("p"), queue_location::backoff);
   q.flush(t0 + 4s);
-  EXPECT_EQ(q.where("p"), "active");
+  EXPECT_EQ(q.where("p"), queue_location::active);
 }
 
 TEST(QueueStateTest, FlushBackoffNowReleasesEverything) {
@@ -283,7 +283,7 @@ TEST(QueueStateTest, FlushBackoffNowParksPodsPastTheRetryLimit) {
     q.flush_backoff_now(3);
   }
   // Third Error: parked in the unschedulable pool instead of being retried at once, forever.
-  EXPECT_EQ(q.where("p"), "unschedulable");
+  EXPECT_EQ(q.where("p"), queue_location::unschedulable);
   EXPECT_EQ(q.active_size(), 0u);
   EXPECT_EQ(q.backoff_size(), 0u);
 }
@@ -293,12 +293,12 @@ TEST(QueueStateTest, OldUnschedulablePodsAreFlushed) {
   q.add(make_pod(pod("p", "1", "1Gi")), t0);
   auto info = pop_one(q, "p", t0);
   fail(q, info, {"NodeResourcesFit"}, false, t0);
-  ASSERT_EQ(q.where("p"), "unschedulable");
+  ASSERT_EQ(q.where("p"), queue_location::unschedulable);
   q.flush(t0 + 5min);
-  EXPECT_EQ(q.where("p"), "unschedulable");
+  EXPECT_EQ(q.where("p"), queue_location::unschedulable);
   q.flush(t0 + 5min + 1ms);
   // Its backoff (1 s) expired long ago, so it goes straight to activeQ.
-  EXPECT_EQ(q.where("p"), "active");
+  EXPECT_EQ(q.where("p"), queue_location::active);
 }
 
 // --- on_event -----------------------------------------------------------------------------------
@@ -309,20 +309,20 @@ TEST(QueueStateTest, OnEventMovesOnlyInterestedPods) {
     std::set<std::string_view> rejected_by;
     event_fixture event;
     std::chrono::milliseconds at;  // after the failure
-    std::string want;
+    queue_location want;
   };
   std::vector<tc> cases = {
     {"NodeAdd moves a NodeResourcesFit rejection (backoff pending)", {"NodeResourcesFit"}, node_add("n9", "8"), 10ms,
-     "backoff"},
+     queue_location::backoff},
     {"NodeAdd moves a NodeResourcesFit rejection (backoff over)", {"NodeResourcesFit"}, node_add("n9", "8"), 2s,
-     "active"},
+     queue_location::active},
     {"NodeAdd of a node too small: hint says skip", {"NodeResourcesFit"}, node_add("n9", "500m"), 2s,
-     "unschedulable"},
+     queue_location::unschedulable},
     {"assigned pod delete moves a NodeResourcesFit rejection", {"NodeResourcesFit"}, assigned_pod_delete("x"), 2s,
-     "active"},
-    {"event nobody registered for moves nothing", {"NodeResourcesFit"}, pvc_add(), 2s, "unschedulable"},
-    {"assigned pod add is not NodeResourcesFit's", {"NodeResourcesFit"}, assigned_pod_add("x"), 2s, "unschedulable"},
-    {"NodeAdd moves a NodePorts rejection", {"NodePorts"}, node_add("n9", "500m"), 2s, "active"},
+     queue_location::active},
+    {"event nobody registered for moves nothing", {"NodeResourcesFit"}, pvc_add(), 2s, queue_location::unschedulable},
+    {"assigned pod add is not NodeResourcesFit's", {"NodeResourcesFit"}, assigned_pod_add("x"), 2s, queue_location::unschedulable},
+    {"NodeAdd moves a NodePorts rejection", {"NodePorts"}, node_add("n9", "500m"), 2s, queue_location::active},
   };
   for (auto& c : cases) {
     SCOPED_TRACE(c.name);
@@ -330,7 +330,7 @@ TEST(QueueStateTest, OnEventMovesOnlyInterestedPods) {
     q.add(make_pod(pod("p", "2", "1Gi")), t0);
     auto info = pop_one(q, "p", t0);
     fail(q, info, c.rejected_by, false, t0);
-    ASSERT_EQ(q.where("p"), "unschedulable");
+    ASSERT_EQ(q.where("p"), queue_location::unschedulable);
     send(q, c.event, t0 + c.at);
     EXPECT_EQ(q.where("p"), c.want);
   }
@@ -345,8 +345,8 @@ TEST(QueueStateTest, OnEventLeavesOtherPodsAlone) {
   fail(q, *popped[0], {"NodeResourcesFit"}, false, t0 + 3ms);
   fail(q, *popped[1], {"NodeAffinity"}, false, t0 + 3ms);
   send(q, assigned_pod_delete("x"), t0 + 5s);
-  EXPECT_EQ(q.where("fit"), "active");
-  EXPECT_EQ(q.where("taint"), "unschedulable");
+  EXPECT_EQ(q.where("fit"), queue_location::active);
+  EXPECT_EQ(q.where("taint"), queue_location::unschedulable);
 }
 
 // --- remove -------------------------------------------------------------------------------------
@@ -354,29 +354,29 @@ TEST(QueueStateTest, OnEventLeavesOtherPodsAlone) {
 TEST(QueueStateTest, RemoveFromEachLocation) {
   struct tc {
     std::string name;
-    std::string location;
+    queue_location location;
   };
-  std::vector<tc> cases = {{"active", "active"},
-                           {"gated", "gated"},
-                           {"in flight", "in-flight"},
-                           {"unschedulable", "unschedulable"},
-                           {"backoff", "backoff"}};
+  std::vector<tc> cases = {{"active", queue_location::active},
+                           {"gated", queue_location::gated},
+                           {"in flight", queue_location::in_flight},
+                           {"unschedulable", queue_location::unschedulable},
+                           {"backoff", queue_location::backoff}};
   for (auto& c : cases) {
     SCOPED_TRACE(c.name);
     auto q = make_queue();
     pod_spec s = pod("p", "1", "1Gi");
-    if (c.location == "gated") s.gates = {"g"};
+    if (c.location == queue_location::gated) s.gates = {"g"};
     q.add(make_pod(s), t0);
     fw::queued_pod_info info;
-    if (c.location != "active" && c.location != "gated") info = pop_one(q, "p", t0);
-    if (c.location == "unschedulable") fail(q, info, {"NodeResourcesFit"}, false, t0);
-    if (c.location == "backoff") fail(q, info, {}, true, t0);
+    if (c.location != queue_location::active && c.location != queue_location::gated) info = pop_one(q, "p", t0);
+    if (c.location == queue_location::unschedulable) fail(q, info, {"NodeResourcesFit"}, false, t0);
+    if (c.location == queue_location::backoff) fail(q, info, {}, true, t0);
     ASSERT_EQ(q.where("p"), c.location);
     q.remove("p");
     EXPECT_FALSE(q.contains("p"));
     EXPECT_EQ(q.active_size() + q.backoff_size() + q.unschedulable_size() + q.gated_size() + q.in_flight_size(), 0u);
     EXPECT_TRUE(q.pop(1, t0 + 1h).empty());
-    if (c.location == "in-flight") {
+    if (c.location == queue_location::in_flight) {
       // The cycle's late failure report must not resurrect a deleted pod.
       fail(q, info, {}, true, t0 + 1s);
       EXPECT_FALSE(q.contains("p"));

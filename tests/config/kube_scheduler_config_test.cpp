@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "config/runtime_config.hpp"
-#include "plugins/framework/profile_resolver.hpp"
+#include "plugins/framework/runtime/profile_resolver.hpp"
 
 namespace kas {
 namespace {

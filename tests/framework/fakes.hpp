@@ -16,7 +16,7 @@
 #include "cache/node_info.hpp"
 #include "cache/pod_info.hpp"
 #include "config/profile.hpp"
-#include "plugins/framework/framework.hpp"
+#include "plugins/framework/runtime/framework.hpp"
 #include "plugins/framework/registry.hpp"
 
 namespace kas::test {

@@ -6,7 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "plugins/default_preemption/default_preemption.hpp"
-#include "plugins/framework/framework.hpp"
+#include "plugins/framework/runtime/framework.hpp"
 #include "plugins/framework/registry.hpp"
 #include "tests/plugins/fixtures.hpp"
 

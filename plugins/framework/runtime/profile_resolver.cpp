@@ -1,4 +1,4 @@
-#include "plugins/framework/profile_resolver.hpp"
+#include "plugins/framework/runtime/profile_resolver.hpp"
 
 namespace kas::fw {
 

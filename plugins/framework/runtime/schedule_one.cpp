@@ -1,4 +1,4 @@
-#include "plugins/framework/schedule_one.hpp"
+#include "plugins/framework/runtime/schedule_one.hpp"
 
 #include <algorithm>
 #include <chrono>

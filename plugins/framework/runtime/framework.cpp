@@ -1,4 +1,4 @@
-#include "plugins/framework/framework.hpp"
+#include "plugins/framework/runtime/framework.hpp"
 
 #include <algorithm>
 #include <map>

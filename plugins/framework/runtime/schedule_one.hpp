@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "plugins/framework/framework.hpp"
+#include "plugins/framework/runtime/framework.hpp"
 
 namespace kas::fw {
 

@@ -21,8 +21,8 @@
 #include "cache/node_info.hpp"
 #include "cache/pod_info.hpp"
 #include "cache/snapshot.hpp"
-#include "plugins/framework/framework.hpp"
-#include "plugins/framework/schedule_one.hpp"
+#include "plugins/framework/runtime/framework.hpp"
+#include "plugins/framework/runtime/schedule_one.hpp"
 
 namespace kas {
 
