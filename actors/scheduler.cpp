@@ -7,19 +7,6 @@
 
 namespace kas {
 
-void embedded_client::bind(const pod_info& pod, const std::string& node, std::function<void(fw::status)> done) {
-  caf::anon_send(cluster_, bind_atom::value, pod.uid, node, std::move(done));
-}
-
-void embedded_client::delete_pod(const pod_info& pod, const std::string& reason, std::function<void(fw::status)> done) {
-  caf::anon_send(cluster_, delete_atom::value, pod.uid, reason, std::move(done));
-}
-
-void embedded_client::set_nominated_node(const pod_info& pod, const std::string& node,
-                                         std::function<void(fw::status)> done) {
-  caf::anon_send(cluster_, status_atom::value, pod.uid, node, std::move(done));
-}
-
 void stop_scheduler(const scheduler_instance& inst) {
   auto bye = [](const auto& h) { caf::anon_send_exit(h, caf::exit_reason::user_shutdown); };
   for (auto& d : inst.drivers) bye(d);

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "actors/cycle_driver.hpp"
+#include "actors/embedded_client.hpp"
 #include "actors/handles.hpp"
 #include "actors/scheduling_queue.hpp"
 #include "actors/snapshot_cache.hpp"
@@ -42,17 +43,5 @@ result<scheduler_instance> start_scheduler(caf::actor_system& sys, const schedul
 
 // Stops every actor of the instance.
 void stop_scheduler(const scheduler_instance& inst);
-
-// fw::cluster_client over the embedded cluster: Bind and Delete become messages to it.
-class embedded_client : public fw::cluster_client {
-public:
-  explicit embedded_client(cluster_actor c) : cluster_(std::move(c)) {}
-  void bind(const pod_info& pod, const std::string& node, std::function<void(fw::status)> done) override;
-  void delete_pod(const pod_info& pod, const std::string& reason, std::function<void(fw::status)> done) override;
-  void set_nominated_node(const pod_info& pod, const std::string& node, std::function<void(fw::status)> done) override;
-
-private:
-  cluster_actor cluster_;
-};
 
 }  // namespace kas
