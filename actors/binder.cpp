@@ -1,6 +1,7 @@
 #include "actors/binder.hpp"
 
 #include "actors/cycle_outcome.hpp"
+#include "actors/embedded_client.hpp"
 
 namespace kas {
 
@@ -40,6 +41,7 @@ binder_actor spawn_binder(caf::actor_system& sys, std::shared_ptr<const pipeline
         }
         self->state.in_flight++;
         auto me = caf::actor_cast<binder_actor>(self);
+        requester_scope cluster_requests{self};  // a bind plugin's request to the cluster is this binder's
         s = fwk.run_bind(ctx->state, *ctx->assumed, ctx->node,
                          [me, ctx](fw::status result) { caf::anon_send(me, result_atom::value, ctx, result); });
         if (s.get_code() == fw::code::pending) return;

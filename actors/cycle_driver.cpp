@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "actors/cycle_outcome.hpp"
+#include "actors/embedded_client.hpp"
 #include "spdlog/spdlog.h"
 
 namespace kas {
@@ -131,6 +132,7 @@ void fail_unschedulable(self_ptr self, pod_cycle_ptr pc, const fw::status& s, co
     if (pc->fwk->has_post_filter()) {
       fw::post_filter_result pfr;
       auto t0 = std::chrono::steady_clock::now();
+      requester_scope cluster_requests{self};  // preemption's evictions and nominations are this driver's requests
       auto ps = pc->fwk->run_post_filter(*pc->state, *pc->queued->pod, *pc->snap, pc->statuses, pfr);
       self->state.observe(pc->fwk.get(), driver_state::post_filter, ps.is_success(),
                           (std::chrono::steady_clock::now() - t0).count(), *pc->queued->pod);

@@ -1,6 +1,14 @@
 #pragma once
-// embedded_client: fw::cluster_client over the embedded cluster. Bind, Delete and the nomination
-// PATCH become messages to the cluster actor.
+// embedded_client: fw::cluster_client over the embedded cluster. Plugins are not actors, so the
+// plugin API keeps its callback; underneath, every call is a typed CAF request to the cluster whose
+// reply (fw::status) or error reaches `done`.
+//
+// Who makes the request: the actor that is running the plugin. That actor opens a
+// requester_scope around the plugin call (the binder around run_bind, the cycle driver around
+// run_post_filter); the client finds it through a thread-local and the request becomes an ordinary
+// pending response of that actor, answered in its mailbox, in order with its other messages. With
+// no scope open (tests calling a plugin directly), a one-shot actor makes the request.
+#include <chrono>
 #include <functional>
 #include <string>
 
@@ -8,7 +16,67 @@
 
 namespace kas {
 
-// fw::cluster_client over the embedded cluster: Bind and Delete become messages to it.
+// How long a request to the cluster may take before `done` gets an error.
+inline constexpr std::chrono::seconds cluster_request_timeout{60};
+
+// The actor currently running plugin code on this thread, as the client needs it.
+class cluster_requester {
+public:
+  virtual ~cluster_requester() = default;
+  virtual void bind(const cluster_actor& c, const std::string& uid, const std::string& node,
+                    std::function<void(fw::status)> done) = 0;
+  virtual void evict(const cluster_actor& c, const std::string& uid, const std::string& reason,
+                     std::function<void(fw::status)> done) = 0;
+  virtual void nominate(const cluster_actor& c, const std::string& uid, const std::string& node,
+                        std::function<void(fw::status)> done) = 0;
+};
+
+// The requester of the current thread (null: none open).
+cluster_requester*& current_cluster_requester();
+
+// The reply, or the error converted into an Error status.
+inline auto status_reply_handlers(std::function<void(fw::status)> done) {
+  return std::make_pair([done](const fw::status& s) { done(s); },
+                        [done](const caf::error& e) { done(fw::status::error("cluster request failed: " + to_string(e))); });
+}
+
+// Opened by an actor around plugin calls: `requester_scope scope{self};`. Requests made through the
+// client while it is open are requests of `self`. Scopes nest; closing restores the previous one.
+template <class Self>
+class requester_scope final : public cluster_requester {
+public:
+  explicit requester_scope(Self self) : self_(self), prev_(current_cluster_requester()) {
+    current_cluster_requester() = this;
+  }
+  ~requester_scope() override { current_cluster_requester() = prev_; }
+  requester_scope(const requester_scope&) = delete;
+  requester_scope& operator=(const requester_scope&) = delete;
+
+  void bind(const cluster_actor& c, const std::string& uid, const std::string& node,
+            std::function<void(fw::status)> done) override {
+    call(c, std::move(done), bind_atom::value, uid, node);
+  }
+  void evict(const cluster_actor& c, const std::string& uid, const std::string& reason,
+             std::function<void(fw::status)> done) override {
+    call(c, std::move(done), evict_atom::value, uid, reason);
+  }
+  void nominate(const cluster_actor& c, const std::string& uid, const std::string& node,
+                std::function<void(fw::status)> done) override {
+    call(c, std::move(done), nominate_atom::value, uid, node);
+  }
+
+private:
+  template <class... Ts>
+  void call(const cluster_actor& c, std::function<void(fw::status)> done, const Ts&... xs) {
+    auto [on_reply, on_error] = status_reply_handlers(std::move(done));
+    self_->request(c, cluster_request_timeout, xs...).then(std::move(on_reply), std::move(on_error));
+  }
+  Self self_;
+  cluster_requester* prev_;
+};
+
+// fw::cluster_client over the embedded cluster: Bind, Delete (eviction) and the nomination PATCH
+// become requests to it.
 class embedded_client : public fw::cluster_client {
 public:
   explicit embedded_client(cluster_actor c) : cluster_(std::move(c)) {}

@@ -1,11 +1,17 @@
 #pragma once
 // embedded_cluster: the in-process stand-in for the apiserver and the kubelets.
 //
-// Owns: the object store (nodes, pods, events) and the list of watchers. Every change is stamped
-// with a resourceVersion and fanned out, in order, to every watcher as (event_atom, cluster_change).
-// A new watcher first receives the current state as Add events (list), then the stream (watch).
+// Owns: the object store (a cluster_store: nodes, pods, events) and the watchers. Every change is
+// stamped with a resourceVersion and fanned out, in order, to every watcher. A new watcher first
+// receives the current state as Add events (list) and a `synced` marker, then the stream (watch).
 // Bind follows the pods/binding subresource: 404 if the pod is gone, 409 if it is already bound.
 // Simulated node agents (node_agent) watch for pods bound to their nodes and report them Running.
+//
+// Flow control: the cluster sends each watcher batches of changes as requests and keeps at most
+// `watch_window` batches unacknowledged; the watcher's reply (after it applied the batch) returns
+// the credit. Changes waiting for credit coalesce per object (change_coalescer), so a slow watcher
+// receives the latest state of each object, not every intermediate one, and the cluster's memory is
+// bounded by the number of objects, not by the rate of change.
 #include <caf/all.hpp>
 
 #include "actors/protocol.hpp"
@@ -17,8 +23,8 @@ class metrics_registry;
 namespace kas {
 
 using watcher_actor = caf::typed_actor<
-  // A change in the cluster, in resourceVersion order.
-  caf::reacts_to<event_atom, cluster_change_ptr>>;
+  // Changes in the cluster, in order; reply (the number applied) once applied: that returns credit.
+  caf::replies_to<event_atom, cluster_change_batch_ptr>::with<uint64_t>>;
 
 using cluster_actor = caf::typed_actor<
   // Subscribe: the current state as Add events, then every change.
@@ -27,19 +33,19 @@ using cluster_actor = caf::typed_actor<
   caf::reacts_to<create_atom, node_info_ptr>, caf::reacts_to<create_atom, pod_info_ptr>,
   // Replace the non-pod, non-node objects (namespaces, workload selectors, PDBs).
   caf::reacts_to<create_atom, cluster_objects_ptr>,
-  // Delete a pod by uid; `done` reports the result (404 as an error status).
-  caf::reacts_to<delete_atom, std::string, std::function<void(fw::status)>>,
+  // Delete a pod by uid (404 as an error status).
+  caf::replies_to<delpod_atom, std::string>::with<fw::status>,
   // Evict a pod by uid for preemption: delete it and record a Preempted Event with the message.
-  caf::reacts_to<delete_atom, std::string, std::string, std::function<void(fw::status)>>,
+  caf::replies_to<evict_atom, std::string, std::string>::with<fw::status>,
   // PATCH status.conditions of pod uid: set one condition (kube-scheduler's updatePod). An unchanged
   // condition writes nothing; a change is a pod update flagged conditions_only.
   caf::reacts_to<status_atom, std::string, pod_condition>,
   // PATCH status.nominatedNodeName of pod uid ("" clears it).
-  caf::reacts_to<status_atom, std::string, std::string, std::function<void(fw::status)>>,
+  caf::replies_to<nominate_atom, std::string, std::string>::with<fw::status>,
   // Delete a node by name.
   caf::reacts_to<delete_atom, std::string>,
-  // POST pods/binding: bind pod uid to node; `done` is called with the result.
-  caf::reacts_to<bind_atom, std::string, std::string, std::function<void(fw::status)>>,
+  // POST pods/binding: bind pod uid to node (404 / 409 as error statuses).
+  caf::replies_to<bind_atom, std::string, std::string>::with<fw::status>,
   // A node agent reports a pod's phase.
   caf::reacts_to<status_atom, std::string, std::string>,
   // Record an Event; the event correlator may fold it into a stored one (count, lastTimestamp).
@@ -56,6 +62,8 @@ struct cluster_options {
   // Actor metrics ("embedded_cluster", "node_agent-<i>", actor_pool_workers{pool="node_agent"});
   // null = obs::default_registry(). Must outlive the cluster.
   obs::metrics_registry* metrics = nullptr;
+  size_t watch_window = 2;   // batches in flight per watcher, unacknowledged
+  size_t watch_batch = 256;  // changes per batch, at most
 };
 
 cluster_actor spawn_embedded_cluster(caf::actor_system& sys, const cluster_options& opts);

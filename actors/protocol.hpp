@@ -53,6 +53,9 @@ using result_atom = caf::atom_constant<caf::atom("result")>;
 using outcomes_atom = caf::atom_constant<caf::atom("outcomes")>;
 using link_atom = caf::atom_constant<caf::atom("wire")>;
 using list_atom = caf::atom_constant<caf::atom("list")>;
+using evict_atom = caf::atom_constant<caf::atom("evict")>;
+using nominate_atom = caf::atom_constant<caf::atom("nominate")>;
+using delpod_atom = caf::atom_constant<caf::atom("delpod")>;
 
 // --- cluster events ------------------------------------------------------------------------------
 
@@ -75,6 +78,12 @@ struct cluster_change {
   bool conditions_only = false;
 };
 using cluster_change_ptr = std::shared_ptr<const cluster_change>;
+
+// Changes delivered to a watcher in one message, in order; the watcher's reply returns the credit.
+struct cluster_change_batch {
+  std::vector<cluster_change_ptr> changes;
+};
+using cluster_change_batch_ptr = std::shared_ptr<const cluster_change_batch>;
 
 // An Event object as the cluster stores it (core/v1 Event, reduced).
 struct cluster_event_record {
@@ -237,6 +246,7 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kas::cluster_event_record)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kas::pod_condition)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kas::cluster_stats)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kas::cluster_change_ptr)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kas::cluster_change_batch_ptr)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kas::queued_pod_ptr)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kas::failure)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kas::cycle_ctx_ptr)
@@ -260,4 +270,3 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kas::node_info_ptr)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kas::cluster_objects_ptr)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::vector<kas::cluster_event_record>)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::vector<kas::queued_pod_ptr>)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::function<void(kas::fw::status)>)

@@ -44,7 +44,9 @@ void apply(scheduler_cache& c, const cluster_change& ch) {
     }
     case t::pod_delete:
       c.update_nominated(ch.old_pod, nullptr);
-      if (!ch.old_pod->node_name.empty()) log_if_error(c.remove_pod(ch.old_pod));
+      // A coalesced delete carries the pod's last state, which the cache may never have seen bound
+      // (then it holds nothing for it, or an assumed copy on the same node).
+      if (!ch.old_pod->node_name.empty() && c.contains(ch.old_pod->uid)) log_if_error(c.remove_pod(ch.old_pod));
       break;
     case t::objects: c.set_objects(ch.objects); break;
     case t::synced: break;
@@ -97,11 +99,15 @@ snapshot_cache_actor spawn_snapshot_cache(caf::actor_system& sys, const cache_op
     self->state.probe = make_probe(*wiring, "snapshot_cache");
     self->delayed_send(self, std::chrono::seconds(1), tick_atom::value);
     return {
-      [=](event_atom, const cluster_change_ptr& ch) {
+      [=](event_atom, const cluster_change_batch_ptr& batch) -> uint64_t {
         auto probe_scope = self->state.probe->begin_handler(self);
-        apply(*self->state.cache, *ch);
+        for (auto& ch : batch->changes) {
+          apply(*self->state.cache, *ch);
+          self->send(self->state.wiring->queue, event_atom::value, ch);
+        }
         publish_size(self->state);
-        self->send(self->state.wiring->queue, event_atom::value, ch);
+        // Returning answers the cluster's request: the batch is applied, it may send more.
+        return batch->changes.size();
       },
       [=](assume_atom, const assume_request& req) -> assume_reply {
         auto probe_scope = self->state.probe->begin_handler(self);

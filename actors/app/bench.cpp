@@ -60,7 +60,8 @@ namespace {
 // A watch on the cluster, as scheduler_perf's informer: a pod counts as scheduled when an update
 // first gives it a nodeName.
 using bench_watcher_actor = caf::typed_actor<
-  caf::reacts_to<event_atom, cluster_change_ptr>,
+  // Cluster changes (the watch); the reply returns the cluster's credit.
+  caf::replies_to<event_atom, cluster_change_batch_ptr>::with<uint64_t>,
   // Await these pods (uids): progress counts them.
   caf::reacts_to<wait_atom, std::vector<std::string>>,
   // {bound in total, awaited, awaited and bound, nodes seen}. Given the previous progress (awaited
@@ -81,35 +82,41 @@ struct watcher_state {
   static inline const char* name = "bench_watcher";
 };
 
+using watcher_self = bench_watcher_actor::stateful_pointer<watcher_state>;
+
+void watcher_observe(watcher_self self, const cluster_change& ch) {
+  auto& st = self->state;
+  if (ch.type == cluster_event_type::node_add || ch.type == cluster_event_type::node_delete) {
+    ch.type == cluster_event_type::node_add ? st.nodes++ : st.nodes--;
+    if (st.pending) st.pending->deliver(st.stats()), st.pending.reset();
+    return;
+  }
+  if (ch.type == cluster_event_type::pod_delete) {
+    if (ch.old_pod && !ch.old_pod->node_name.empty()) st.log->deleted_bound++;
+    return;
+  }
+  if (ch.type != cluster_event_type::pod_update && ch.type != cluster_event_type::pod_add) return;
+  const auto& np = ch.new_pod;
+  if (!np || np->node_name.empty()) return;
+  bool was_bound = ch.old_pod && !ch.old_pod->node_name.empty();
+  if (was_bound) {
+    if (ch.old_pod->node_name != np->node_name)
+      st.log->double_binds.push_back(np->key() + " moved from " + ch.old_pod->node_name + " to " + np->node_name);
+    return;
+  }
+  if (st.log->bound_at.emplace(np->uid, now_ns(st.origin)).second && st.awaited.count(np->uid)) {
+    st.awaited_bound++;
+    if (st.pending) st.pending->deliver(st.stats()), st.pending.reset();
+  }
+}
+
 bench_watcher_actor spawn_watcher(caf::actor_system& sys, bench_clock::time_point origin) {
-  return sys.spawn([origin](bench_watcher_actor::stateful_pointer<watcher_state> self)
-                     -> bench_watcher_actor::behavior_type {
+  return sys.spawn([origin](watcher_self self) -> bench_watcher_actor::behavior_type {
     self->state.origin = origin;
     return {
-      [=](event_atom, const cluster_change_ptr& ch) {
-        auto& st = self->state;
-        if (ch->type == cluster_event_type::node_add || ch->type == cluster_event_type::node_delete) {
-          ch->type == cluster_event_type::node_add ? st.nodes++ : st.nodes--;
-          if (st.pending) st.pending->deliver(st.stats()), st.pending.reset();
-          return;
-        }
-        if (ch->type == cluster_event_type::pod_delete) {
-          if (ch->old_pod && !ch->old_pod->node_name.empty()) st.log->deleted_bound++;
-          return;
-        }
-        if (ch->type != cluster_event_type::pod_update && ch->type != cluster_event_type::pod_add) return;
-        const auto& np = ch->new_pod;
-        if (!np || np->node_name.empty()) return;
-        bool was_bound = ch->old_pod && !ch->old_pod->node_name.empty();
-        if (was_bound) {
-          if (ch->old_pod->node_name != np->node_name)
-            st.log->double_binds.push_back(np->key() + " moved from " + ch->old_pod->node_name + " to " + np->node_name);
-          return;
-        }
-        if (st.log->bound_at.emplace(np->uid, now_ns(st.origin)).second && st.awaited.count(np->uid)) {
-          st.awaited_bound++;
-          if (st.pending) st.pending->deliver(st.stats()), st.pending.reset();
-        }
+      [=](event_atom, const cluster_change_batch_ptr& batch) -> uint64_t {
+        for (auto& ch : batch->changes) watcher_observe(self, *ch);
+        return batch->changes.size();
       },
       [=](wait_atom, const std::vector<std::string>& uids) {
         auto& st = self->state;
@@ -148,7 +155,7 @@ caf::actor spawn_churn(caf::actor_system& sys, cluster_actor cluster, workload_o
         bool remove = op.churn_recreate && (!live_nodes->empty() || !live_pods->empty());
         if (remove) {
           for (auto& n : *live_nodes) self->send(cluster, delete_atom::value, n);
-          for (auto& u : *live_pods) self->send(cluster, delete_atom::value, u, std::function<void(fw::status)>([](fw::status) {}));
+          for (auto& u : *live_pods) self->request(cluster, caf::infinite, delpod_atom::value, u).then([](const fw::status&) {});
           live_nodes->clear();
           live_pods->clear();
         } else {

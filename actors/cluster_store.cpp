@@ -1,0 +1,362 @@
+// See cluster_store.hpp for the design note.
+#include "actors/cluster_store.hpp"
+
+namespace kas {
+
+namespace {
+
+fw::status pod_not_found(const std::string& uid) { return fw::status::error("pods \"" + uid + "\" not found"); }
+
+// Sets (or replaces) one condition on a pod copy.
+void put_condition(pod_info& p, const pod_condition& c) {
+  for (auto& x : p.conditions)
+    if (x.type == c.type) {
+      x = c;
+      return;
+    }
+  p.conditions.push_back(c);
+}
+
+}  // namespace
+
+// --- cluster_store -------------------------------------------------------------------------------
+
+void cluster_store::emit(outcome& out, cluster_change ch) {
+  ch.resource_version = ++rv_;
+  out.changes.push_back(std::make_shared<const cluster_change>(std::move(ch)));
+}
+
+void cluster_store::replace_pod(outcome& out, pod_info_ptr& stored, pod_info_ptr updated, bool conditions_only) {
+  cluster_change ch;
+  ch.type = cluster_event_type::pod_update;
+  ch.old_pod = stored;
+  ch.new_pod = updated;
+  ch.conditions_only = conditions_only;
+  stored = std::move(updated);
+  emit(out, std::move(ch));
+}
+
+pod_info_ptr* cluster_store::find_pod(const std::string& uid) {
+  auto it = pods_.find(uid);
+  return it == pods_.end() ? nullptr : &it->second;
+}
+
+cluster_store::outcome cluster_store::put_node(node_info_ptr n) {
+  outcome out;
+  cluster_change ch;
+  auto it = nodes_.find(n->name);
+  if (it == nodes_.end()) {
+    ch.type = cluster_event_type::node_add;
+    nodes_created_.emplace(++next_seq_, n->name);
+    node_seq_[n->name] = next_seq_;
+  } else {
+    ch.type = cluster_event_type::node_update;
+    ch.old_node = it->second;
+  }
+  ch.new_node = n;
+  nodes_[n->name] = std::move(n);
+  emit(out, std::move(ch));
+  return out;
+}
+
+cluster_store::outcome cluster_store::remove_node(const std::string& name) {
+  outcome out;
+  auto it = nodes_.find(name);
+  if (it == nodes_.end()) return out;
+  cluster_change ch;
+  ch.type = cluster_event_type::node_delete;
+  ch.old_node = it->second;
+  nodes_created_.erase(node_seq_[name]);
+  node_seq_.erase(name);
+  nodes_.erase(it);
+  emit(out, std::move(ch));
+  return out;
+}
+
+cluster_store::outcome cluster_store::create_pod(pod_info_ptr p) {
+  outcome out;
+  if (pods_.count(p->uid)) return out;
+  pods_[p->uid] = p;
+  pods_created_.emplace(++next_seq_, p->uid);
+  pod_seq_[p->uid] = next_seq_;
+  if (!p->node_name.empty()) bound_++;
+  cluster_change ch;
+  ch.type = cluster_event_type::pod_add;
+  ch.new_pod = std::move(p);
+  emit(out, std::move(ch));
+  return out;
+}
+
+cluster_store::outcome cluster_store::set_objects(cluster_objects_ptr objects) {
+  outcome out;
+  objects_ = objects;
+  cluster_change ch;
+  ch.type = cluster_event_type::objects;
+  ch.objects = std::move(objects);
+  emit(out, std::move(ch));
+  return out;
+}
+
+cluster_store::outcome cluster_store::delete_pod(const std::string& uid) {
+  outcome out;
+  auto it = pods_.find(uid);
+  if (it == pods_.end()) {
+    out.status = pod_not_found(uid);
+    return out;
+  }
+  cluster_change ch;
+  ch.type = cluster_event_type::pod_delete;
+  ch.old_pod = it->second;
+  if (!it->second->node_name.empty()) bound_--;
+  pods_created_.erase(pod_seq_[uid]);
+  pod_seq_.erase(uid);
+  pods_.erase(it);
+  emit(out, std::move(ch));
+  return out;
+}
+
+cluster_store::outcome cluster_store::evict_pod(const std::string& uid, const std::string& message) {
+  pod_info_ptr* stored = find_pod(uid);
+  pod_info_ptr victim = stored ? *stored : nullptr;
+  auto out = delete_pod(uid);
+  if (!out.status.is_success()) return out;
+  // The Event kube-scheduler records on a preemption victim.
+  cluster_event_record ev;
+  ev.type = "Normal";
+  ev.reason = "Preempted";
+  ev.pod_uid = uid;
+  ev.pod_key = victim->ns + "/" + victim->name;
+  ev.message = message;
+  ev.node = victim->node_name;
+  record_event(ev);
+  return out;
+}
+
+cluster_store::outcome cluster_store::nominate(const std::string& uid, const std::string& node) {
+  outcome out;
+  pod_info_ptr* stored = find_pod(uid);
+  if (!stored) {
+    out.status = pod_not_found(uid);
+    return out;
+  }
+  if ((*stored)->nominated_node_name != node) {
+    auto updated = std::make_shared<pod_info>(**stored);
+    updated->nominated_node_name = node;
+    replace_pod(out, *stored, std::move(updated));
+  }
+  return out;
+}
+
+cluster_store::outcome cluster_store::bind(const std::string& uid, const std::string& node) {
+  outcome out;
+  pod_info_ptr* stored = find_pod(uid);
+  if (!stored) {
+    out.status = pod_not_found(uid);
+    return out;
+  }
+  const pod_info& p = **stored;
+  if (!p.node_name.empty()) {
+    // The apiserver answers 409 Conflict for a pod that is already bound.
+    conflicts_++;
+    out.status = fw::status::error("Operation cannot be fulfilled on pods/binding \"" + p.name + "\": pod " + p.name +
+                                   " is already assigned to node \"" + p.node_name + "\"");
+    return out;
+  }
+  if (!nodes_.count(node)) {
+    out.status = fw::status::error("node \"" + node + "\" not found");
+    return out;
+  }
+  // The binding subresource also sets PodScheduled=True.
+  auto bound = std::make_shared<pod_info>(p);
+  bound->node_name = node;
+  put_condition(*bound, pod_condition{"PodScheduled", "True", "", ""});
+  bound_++;
+  replace_pod(out, *stored, std::move(bound));
+  return out;
+}
+
+cluster_store::outcome cluster_store::set_phase(const std::string& uid, const std::string& phase) {
+  outcome out;
+  pod_info_ptr* stored = find_pod(uid);
+  if (!stored || (*stored)->phase == phase) return out;
+  auto updated = std::make_shared<pod_info>(**stored);
+  updated->phase = phase;
+  if (phase == "Running") running_++;
+  replace_pod(out, *stored, std::move(updated));
+  return out;
+}
+
+cluster_store::outcome cluster_store::set_condition(const std::string& uid, const pod_condition& c) {
+  outcome out;
+  pod_info_ptr* stored = find_pod(uid);
+  // A failure report can arrive after a later attempt's binding landed (the recorder and the
+  // binder reach the cluster on different paths); a bound pod keeps PodScheduled=True.
+  if (!stored || (c.status == "False" && !(*stored)->node_name.empty())) return out;
+  const pod_condition* cur = (*stored)->condition(c.type);
+  if (cur && *cur == c) return out;
+  auto updated = std::make_shared<pod_info>(**stored);
+  put_condition(*updated, c);
+  replace_pod(out, *stored, std::move(updated), true);
+  return out;
+}
+
+void cluster_store::record_event(const cluster_event_record& ev, event_correlator::clock::time_point now) {
+  auto v = correlator_.correlate(ev, now, events_.size());
+  if (v.what == event_correlator::verdict::create) events_.push_back(std::move(v.event));
+  else if (v.what == event_correlator::verdict::update) events_[v.index] = std::move(v.event);
+}
+
+std::vector<cluster_change_ptr> cluster_store::list() const {
+  // Objects (namespaces, selectors, PDBs), nodes, then pods, as the informers' initial syncs
+  // deliver them.
+  std::vector<cluster_change_ptr> out;
+  out.reserve(nodes_.size() + pods_.size() + 2);
+  auto add = [&](cluster_change ch) {
+    ch.resource_version = rv_;
+    out.push_back(std::make_shared<const cluster_change>(std::move(ch)));
+  };
+  cluster_change objs;
+  objs.type = cluster_event_type::objects;
+  objs.objects = objects_;
+  add(std::move(objs));
+  for (auto& [seq, name] : nodes_created_) {
+    cluster_change ch;
+    ch.type = cluster_event_type::node_add;
+    ch.new_node = nodes_.at(name);
+    add(std::move(ch));
+  }
+  for (auto& [seq, uid] : pods_created_) {
+    cluster_change ch;
+    ch.type = cluster_event_type::pod_add;
+    ch.new_pod = pods_.at(uid);
+    add(std::move(ch));
+  }
+  cluster_change synced;
+  synced.type = cluster_event_type::synced;
+  add(std::move(synced));
+  return out;
+}
+
+cluster_stats cluster_store::stats() const {
+  cluster_stats s;
+  s.nodes = nodes_.size();
+  s.pods = pods_.size();
+  s.bound = bound_;
+  s.running = running_;
+  s.events = events_.size();
+  s.resource_version = rv_;
+  s.bind_conflicts = conflicts_;
+  return s;
+}
+
+std::vector<pod_info_ptr> cluster_store::pods() const {
+  std::vector<pod_info_ptr> out;
+  out.reserve(pods_.size());
+  for (auto& [uid, p] : pods_) out.push_back(p);
+  return out;
+}
+
+// --- change_coalescer ------------------------------------------------------------------------------
+
+std::string change_coalescer::key_of(const cluster_change& ch) {
+  using t = cluster_event_type;
+  switch (ch.type) {
+    case t::pod_add:
+    case t::pod_update: return "p/" + ch.new_pod->uid;
+    case t::pod_delete: return "p/" + ch.old_pod->uid;
+    case t::node_add:
+    case t::node_update: return "n/" + ch.new_node->name;
+    case t::node_delete: return "n/" + ch.old_node->name;
+    case t::objects: return "o";
+    case t::synced: break;
+  }
+  return {};
+}
+
+void change_coalescer::push(cluster_change_ptr ch) {
+  std::string key = key_of(*ch);
+  if (!key.empty()) {
+    auto it = index_.find(key);
+    if (it != index_.end()) {
+      entry& e = entries_[it->second - base_];
+      fold(e, *ch);
+      if (e.folded && !e.seen && !e.merged.new_pod && !e.merged.new_node && !e.merged.objects) {
+        // Created and deleted while waiting: the watcher never hears of it.
+        e.cancelled = true;
+        live_--;
+        index_.erase(it);
+      }
+      return;
+    }
+    index_.emplace(key, base_ + entries_.size());
+  }
+  entry e;
+  e.key = std::move(key);
+  e.seen = ch->old_pod || ch->old_node;
+  e.first = std::move(ch);
+  entries_.push_back(std::move(e));
+  live_++;
+}
+
+void change_coalescer::fold(entry& e, const cluster_change& ch) {
+  if (!e.folded) {
+    e.merged = *e.first;
+    e.last_pod = e.merged.new_pod ? e.merged.new_pod : e.merged.old_pod;
+    e.last_node = e.merged.new_node ? e.merged.new_node : e.merged.old_node;
+    if (e.merged.type == cluster_event_type::pod_delete) e.merged.new_pod = nullptr;
+    if (e.merged.type == cluster_event_type::node_delete) e.merged.new_node = nullptr;
+    e.first = nullptr;
+    e.folded = true;
+  }
+  auto& m = e.merged;
+  m.resource_version = ch.resource_version;
+  m.conditions_only = m.conditions_only && ch.conditions_only;
+  using t = cluster_event_type;
+  switch (ch.type) {
+    case t::pod_delete: m.new_pod = nullptr, e.last_pod = ch.old_pod; break;
+    case t::pod_add:
+    case t::pod_update: m.new_pod = e.last_pod = ch.new_pod; break;
+    case t::node_delete: m.new_node = nullptr, e.last_node = ch.old_node; break;
+    case t::node_add:
+    case t::node_update: m.new_node = e.last_node = ch.new_node; break;
+    case t::objects: m.objects = ch.objects; break;
+    case t::synced: break;
+  }
+}
+
+cluster_change_ptr change_coalescer::materialize(entry& e) {
+  if (!e.folded) return std::move(e.first);
+  auto& m = e.merged;
+  using t = cluster_event_type;
+  bool pod = m.type == t::pod_add || m.type == t::pod_update || m.type == t::pod_delete;
+  bool node = m.type == t::node_add || m.type == t::node_update || m.type == t::node_delete;
+  if (pod) {
+    if (!e.seen) m.type = t::pod_add, m.conditions_only = false;
+    else if (!m.new_pod) m.type = t::pod_delete, m.old_pod = e.last_pod;
+    else m.type = t::pod_update;
+  } else if (node) {
+    if (!e.seen) m.type = t::node_add;
+    else if (!m.new_node) m.type = t::node_delete, m.old_node = e.last_node;
+    else m.type = t::node_update;
+  }
+  if (m.type != t::pod_update) m.conditions_only = false;
+  return std::make_shared<const cluster_change>(std::move(m));
+}
+
+std::vector<cluster_change_ptr> change_coalescer::take(size_t max) {
+  std::vector<cluster_change_ptr> out;
+  out.reserve(std::min(max, live_));
+  while (!entries_.empty() && out.size() < max) {
+    entry& e = entries_.front();
+    if (!e.cancelled) {
+      if (!e.key.empty()) index_.erase(e.key);
+      out.push_back(materialize(e));
+      live_--;
+    }
+    entries_.pop_front();
+    base_++;
+  }
+  return out;
+}
+
+}  // namespace kas
