@@ -7,7 +7,22 @@
 
 namespace kas {
 
+std::vector<std::pair<std::string, caf::actor>> core_actors(const scheduler_instance& inst) {
+  std::vector<std::pair<std::string, caf::actor>> out;
+  auto add = [&](std::string name, const auto& h) { out.emplace_back(std::move(name), caf::actor_cast<caf::actor>(h)); };
+  auto& w = *inst.wiring;
+  add("snapshot_cache", w.cache);
+  add("scheduling_queue", w.queue);
+  for (size_t i = 0; i < w.workers.size(); ++i) add("filter_score_worker-" + std::to_string(i), w.workers[i]);
+  add("permit_coordinator", w.permit);
+  for (size_t i = 0; i < w.binders.size(); ++i) add("binder-" + std::to_string(i), w.binders[i]);
+  add("event_recorder", w.recorder);
+  for (size_t i = 0; i < inst.drivers.size(); ++i) add("cycle_driver-" + std::to_string(i), inst.drivers[i]);
+  return out;
+}
+
 void stop_scheduler(const scheduler_instance& inst) {
+  if (inst.health) inst.health->begin_stop();
   auto bye = [](const auto& h) { caf::anon_send_exit(h, caf::exit_reason::user_shutdown); };
   for (auto& d : inst.drivers) bye(d);
   auto& w = *inst.wiring;
@@ -17,6 +32,7 @@ void stop_scheduler(const scheduler_instance& inst) {
   bye(w.permit);
   for (auto& b : w.binders) bye(b);
   bye(w.recorder);
+  bye(inst.supervisor);
 }
 
 result<scheduler_instance> start_scheduler(caf::actor_system& sys, const scheduler_options& opts,
@@ -68,6 +84,10 @@ result<scheduler_instance> start_scheduler(caf::actor_system& sys, const schedul
   dopts.explain = opts.explain;
   dopts.batching = opts.runtime.batching;
   inst.drivers.push_back(spawn_cycle_driver(sys, inst.frameworks, dopts, inst.wiring));
+
+  inst.health = std::make_shared<supervision_state>();
+  inst.supervisor = spawn_supervisor(sys, inst.health);
+  for (auto& [name, a] : core_actors(inst)) supervise(inst.supervisor, a, name);
 
   caf::anon_send(cluster, watch_atom::value, caf::actor_cast<watcher_actor>(w.cache));
   for (auto& d : inst.drivers) caf::anon_send(d, start_atom::value);

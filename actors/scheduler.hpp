@@ -10,6 +10,7 @@
 #include "actors/handles.hpp"
 #include "actors/scheduling_queue.hpp"
 #include "actors/snapshot_cache.hpp"
+#include "actors/supervisor.hpp"
 #include "config/profile.hpp"
 #include "config/runtime_config.hpp"
 
@@ -34,14 +35,22 @@ struct scheduler_instance {
   std::vector<driver_actor> drivers;
   std::shared_ptr<fw::cluster_client> client;
   std::shared_ptr<fw::waiting_pods> waiting;
+  // Watches every actor above (and the cluster source, which the owner registers); `health` is what
+  // /livez shows and what the owner checks after waiting (see supervisor.hpp).
+  supervisor_actor supervisor;
+  std::shared_ptr<supervision_state> health;
 };
+
+// The instance's core actors under their metric names ("snapshot_cache", "scheduling_queue",
+// "filter_score_worker-N", "permit_coordinator", "binder-N", "event_recorder", "cycle_driver-0").
+std::vector<std::pair<std::string, caf::actor>> core_actors(const scheduler_instance& inst);
 
 // Builds the frameworks (errors name the profile and plugin) and spawns the actors. The scheduler
 // starts watching `cluster` at once and scheduling as soon as pods arrive.
 result<scheduler_instance> start_scheduler(caf::actor_system& sys, const scheduler_options& opts,
                                            cluster_actor cluster);
 
-// Stops every actor of the instance.
+// Stops every actor of the instance. The supervisor is told first, so these exits are not failures.
 void stop_scheduler(const scheduler_instance& inst);
 
 }  // namespace kas

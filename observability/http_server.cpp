@@ -42,6 +42,19 @@ struct response {
   std::string extra_headers;
 };
 
+// Whether `query` ("a=1&verbose") has the key, with or without a value.
+bool has_query_key(const std::string& query, const std::string& key) {
+  size_t i = 0;
+  while (i <= query.size()) {
+    size_t amp = query.find('&', i);
+    if (amp == std::string::npos) amp = query.size();
+    std::string part = query.substr(i, amp - i);
+    if (part.substr(0, part.find('=')) == key) return true;
+    i = amp + 1;
+  }
+  return false;
+}
+
 const char* reason_phrase(int code) {
   switch (code) {
     case 200: return "OK";
@@ -126,6 +139,7 @@ struct http_server::impl {
   response handle(const std::string& request, bool& head_only, std::string& path) const;
   response metrics() const;
   response ready() const;
+  response health(const std::string& endpoint, bool verbose) const;
 };
 
 result<std::unique_ptr<http_server>> http_server::start(http_server_config cfg) {
@@ -309,11 +323,12 @@ response http_server::impl::handle(const std::string& request, bool& head_only, 
   if (target.empty() || target.front() != '/')
     return {400, "text/plain; charset=utf-8", "malformed request target\n", ""};
   path = target.substr(0, target.find('?'));
+  std::string query = target.size() > path.size() ? target.substr(path.size() + 1) : std::string{};
   head_only = method == "HEAD";
   if (method != "GET" && method != "HEAD")
     return {405, "text/plain; charset=utf-8", "method not allowed\n", "Allow: GET, HEAD\r\n"};
   if (path == "/metrics") return metrics();
-  if (path == "/healthz" || path == "/livez") return {200, "text/plain; charset=utf-8", "ok", ""};
+  if (path == "/healthz" || path == "/livez") return health(path.substr(1), has_query_key(query, "verbose"));
   if (path == "/readyz") return ready();
   return {404, "text/plain; charset=utf-8", "404 page not found\n", ""};
 }
@@ -329,6 +344,32 @@ response http_server::impl::metrics() const {
   } catch (const std::exception& e) {
     return {500, "text/plain; charset=utf-8", std::string("collecting metrics failed: ") + e.what() + "\n", ""};
   }
+}
+
+// kube's healthz handler (k8s.io/apiserver/pkg/server/healthz): "ok" when every check passes (the
+// list with ?verbose), else 500 with every check's line and "<endpoint> check failed".
+response http_server::impl::health(const std::string& endpoint, bool verbose) const {
+  std::vector<health_check> checks;
+  try {
+    if (cfg.live) checks = cfg.live();
+    else checks.push_back({"ping", true, {}});
+  } catch (const std::exception& e) {
+    checks.push_back({"checks", false, e.what()});
+  }
+  std::string lines;
+  bool failed = false;
+  for (auto& c : checks) {
+    if (c.ok) {
+      lines += "[+]" + c.name + " ok\n";
+    } else {
+      lines += "[-]" + c.name + " failed: " + c.reason + "\n";
+      failed = true;
+    }
+  }
+  const std::string type = "text/plain; charset=utf-8";
+  if (failed) return {500, type, lines + endpoint + " check failed\n", "X-Content-Type-Options: nosniff\r\n"};
+  if (!verbose) return {200, type, "ok", "X-Content-Type-Options: nosniff\r\n"};
+  return {200, type, lines + endpoint + " check passed\n", "X-Content-Type-Options: nosniff\r\n"};
 }
 
 response http_server::impl::ready() const {

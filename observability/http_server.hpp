@@ -9,9 +9,11 @@
 // refused with 431. stop() writes to the wake-up pipe, so it returns as soon as the loop notices (no
 // timeout to wait out).
 //
-// Routes: GET (or HEAD) /metrics -> text exposition 0.0.4 of every collectable; /healthz, /livez -> 200
-// "ok"; /readyz -> 200 "ok" when the readiness callback says ready, else 503 and the reason; other paths
-// 404; other methods 405.
+// Routes: GET (or HEAD) /metrics -> text exposition 0.0.4 of every collectable; /healthz, /livez -> the
+// health checks in kube's healthz style: 200 "ok" when every check passes ("?verbose" lists them,
+// "[+]ping ok" ... "livez check passed"), else 500 listing every check, a failed one as
+// "[-]actor/cycle_driver-0 failed: <reason>", then "livez check failed"; /readyz -> 200 "ok" when the
+// readiness callback says ready, else 503 and the reason; other paths 404; other methods 405.
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -31,6 +33,14 @@ struct readiness {
   std::string reason;  // shown in the 503 body when not ready
 };
 
+// One named check of /healthz and /livez (kube's healthz.HealthChecker).
+struct health_check {
+  std::string name;    // "ping", "actor/cycle_driver-0"
+  bool ok = true;
+  std::string reason;  // why it failed; shown in the 500 body (kube withholds it; this endpoint
+                       // binds to loopback unless told otherwise, and the reason is what an operator needs)
+};
+
 struct http_server_config {
   // kube's --bind-address style "host:port": "127.0.0.1:10259", "0.0.0.0:10259", "[::1]:10259",
   // ":10259" (every interface), "localhost:0" (port 0 picks a free port). "0" disables the server.
@@ -42,6 +52,9 @@ struct http_server_config {
   // Called on the server thread for each /readyz, so it must be thread-safe (e.g. read atomics).
   // Empty means always ready.
   std::function<readiness()> ready;
+  // Called on the server thread for each /healthz and /livez; must be thread-safe. Empty means one
+  // "ping" check that always passes.
+  std::function<std::vector<health_check>()> live;
   // Called on the server thread after each request was answered (its response rendered), with the
   // request path ("/metrics") and status code. Lets a caller wait for scrapes instead of guessing
   // their timing; must be thread-safe. Empty means nothing is called.

@@ -328,10 +328,13 @@ public:
     scheduler_instance* sched = &served->sched;
     auto& endpoint = served->endpoint;
     cache_ = sched->wiring->cache;
+    health_ = sched->health;
     caf::scoped_actor self{sys};
+    // A core actor's death ends every wait below and the run (exit 3); /livez fails meanwhile.
+    self->send(sched->supervisor, watch_atom::value);
     int rc = run_ops(sys, self);
     for (auto& c : churners_) caf::anon_send_exit(c, caf::exit_reason::user_shutdown);
-    if (rc == 0) rc = collect(sys, self, *sched);
+    if (rc == 0 && !died()) rc = collect(sys, self, *sched);
     // Keep serving /metrics after the run so a scraper sees the final values.
     if (endpoint && args_.linger_s > 0) {
       spdlog::debug("Run finished; serving /metrics until --linger ends seconds=\"{}\"", args_.linger_s);
@@ -342,6 +345,10 @@ public:
     caf::anon_send_exit(cluster_, caf::exit_reason::user_shutdown);
     caf::anon_send_exit(watcher_, caf::exit_reason::user_shutdown);
     sys.await_actors_before_shutdown(false);
+    if (auto f = health_->first_failure()) {
+      report_actor_death(*f);
+      return actor_died_exit_code;
+    }
     if (rc != 0) return rc;
     r_.raw_pods_per_second = raw_kernel_rate(*sched->frameworks.front(), nodes_, init_bound_, measured_, objects_);
     r_.efficiency = r_.raw_pods_per_second > 0 ? r_.throughput.avg / r_.raw_pods_per_second : 0;
@@ -379,6 +386,7 @@ private:
           // scheduler_perf creates nodes synchronously: wait until the scheduler's cache has them
           // all, so node ingestion is not counted in the pods' latency and throughput.
           wait_for_nodes(self);
+          if (died()) return actor_died_exit_code;
           break;
         case workload_opcode::create_any:
           objects_ = op.objects;
@@ -400,6 +408,7 @@ private:
             caf::anon_send(cluster_, create_atom::value, p);
           }
           if (!op.skip_wait && !wait_for_bound(self)) stalled_ = true;
+          if (died()) return actor_died_exit_code;
           break;
         }
         case workload_opcode::churn:
@@ -408,6 +417,7 @@ private:
           break;
         case workload_opcode::barrier:
           if (!wait_for_bound(self)) stalled_ = true;
+          if (died()) return actor_died_exit_code;
           break;
       }
     }
@@ -419,9 +429,10 @@ private:
   // the watcher has them all, a snapshot request queued behind them sees them (asked again only
   // while the cache is still between the two).
   void wait_for_nodes(caf::scoped_actor& self) {
-    for (auto st = watcher_stats(self, ~uint64_t{0}); st[3] < nodes_.size(); st = watcher_stats(self, st[2] + st[3])) {
+    for (auto st = watcher_stats(self, ~uint64_t{0}); st[3] < nodes_.size() && !died();
+         st = watcher_stats(self, st[2] + st[3])) {
     }
-    for (size_t have = 0; have < nodes_.size();)
+    for (size_t have = 0; have < nodes_.size() && !died();)
       self->request(cache_, caf::infinite, snap_atom::value).receive([&](const snapshot_ptr& s) { have = s->size(); },
                                                                      [&](caf::error&) { have = nodes_.size(); });
   }
@@ -462,6 +473,7 @@ private:
         last_print = now;
       }
       if (done) return true;
+      if (died()) return false;
       if (now - last_change > std::chrono::seconds(args_.stall_timeout_s)) {
         std::fprintf(stderr, "%s[bench] %s: no pod bound for %u s; %llu awaited pods left unscheduled\n",
                      tty ? "\n" : "", wl_.name.c_str(), args_.stall_timeout_s,
@@ -480,7 +492,7 @@ private:
     // event recorder. Wait until the queue is quiescent (every binding cycle reported done, after its
     // outcome went to the recorder), then ask the recorder (whose Events reach the cluster before its
     // reply does), and only then the cluster: otherwise Events still in flight go uncounted.
-    self->request(sched.wiring->queue, caf::infinite, done_atom::value).receive([](queue_stats) {}, fail);
+    if (await_reply(self, sched.wiring->queue, [](queue_stats) {}, fail, done_atom::value)) return actor_died_exit_code;
     std::vector<pod_outcome> outcomes;
     self->request(sched.wiring->recorder, caf::infinite, outcomes_atom::value)
       .receive([&](std::vector<pod_outcome>& o) { outcomes = std::move(o); }, fail);
@@ -586,6 +598,10 @@ private:
   int64_t measure_start_ = -1;
   bool stalled_ = false;
   bool check_spread_ = true;
+  // The instance's supervision: a core actor died (checked by every wait, which wakes at least every
+  // 200 ms through the watcher's replies).
+  std::shared_ptr<supervision_state> health_;
+  bool died() const { return health_ && health_->first_failure().has_value(); }
   bench_result r_;
 };
 

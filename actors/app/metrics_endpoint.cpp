@@ -1,17 +1,22 @@
 #include "actors/app/metrics_endpoint.hpp"
 
+#include <cstdlib>
+#include <iostream>
+
 #include "observability/metrics.hpp"
 #include "spdlog/spdlog.h"
 
 namespace kas {
 
-result<std::unique_ptr<obs::http_server>> start_metrics_endpoint(const std::string& bind,
-                                                                 std::function<obs::readiness()> ready) {
+result<std::unique_ptr<obs::http_server>> start_metrics_endpoint(
+  const std::string& bind, std::function<obs::readiness()> ready,
+  std::function<std::vector<obs::health_check>()> live) {
   if (bind.empty()) return std::unique_ptr<obs::http_server>{};
   obs::http_server_config cfg;
   cfg.bind_address = bind;
   cfg.collectables = {&obs::default_registry()};
   cfg.ready = std::move(ready);
+  cfg.live = std::move(live);
   // -v 4: every answered request, so a scraper's visits can be followed (and waited for by tests).
   cfg.on_request = [](const std::string& path, int code) {
     spdlog::trace("Served HTTP request path=\"{}\" code=\"{}\"", path, code);
@@ -21,14 +26,30 @@ result<std::unique_ptr<obs::http_server>> start_metrics_endpoint(const std::stri
 
 result<served_scheduler> start_served_scheduler(caf::actor_system& sys, const scheduler_options& opts,
                                                 cluster_actor cluster, const std::string& bind) {
-  auto sched = start_scheduler(sys, opts, std::move(cluster));
+  auto sched = start_scheduler(sys, opts, cluster);
   if (!sched) return sched.err();
-  auto endpoint = start_metrics_endpoint(bind, caches_synced(sched->wiring->synced));
+  supervise(sched->supervisor, cluster, "embedded_cluster");
+  auto health = sched->health;
+  auto endpoint = start_metrics_endpoint(bind, caches_synced(sched->wiring->synced),
+                                         [health] { return health->checks(); });
   if (!endpoint) {
     stop_scheduler(*sched);
     return endpoint.err();
   }
+  if (const char* victim = std::getenv("KAS_TEST_KILL_ACTOR"); victim && *victim) {
+    auto actors = core_actors(*sched);
+    actors.emplace_back("embedded_cluster", caf::actor_cast<caf::actor>(cluster));
+    bool found = false;
+    for (auto& [name, a] : actors)
+      if (name == victim) found = true, caf::anon_send_exit(a, caf::exit_reason::kill);
+    if (found) spdlog::warn("Test hook KAS_TEST_KILL_ACTOR killed an actor actor=\"{}\"", victim);
+    else spdlog::warn("Test hook KAS_TEST_KILL_ACTOR names no actor actor=\"{}\"", victim);
+  }
   return served_scheduler{std::move(*sched), std::move(*endpoint)};
+}
+
+void report_actor_death(const actor_failure& f) {
+  std::cerr << "error: actor " << f.actor << " died: " << f.reason << "\n";
 }
 
 std::function<obs::readiness()> caches_synced(std::shared_ptr<const std::atomic<bool>> synced) {

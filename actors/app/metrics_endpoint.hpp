@@ -16,19 +16,29 @@
 namespace kas {
 
 // Starts the endpoint on `bind` ("host:port"; "" or "0" = off, returns a null pointer). `ready` is
-// called on the server thread for each /readyz. Errors name --metrics-bind-address and the value.
-result<std::unique_ptr<obs::http_server>> start_metrics_endpoint(const std::string& bind,
-                                                                 std::function<obs::readiness()> ready);
+// called on the server thread for each /readyz, `live` for each /livez and /healthz (empty: always
+// ok). Errors name --metrics-bind-address and the value.
+result<std::unique_ptr<obs::http_server>> start_metrics_endpoint(
+  const std::string& bind, std::function<obs::readiness()> ready,
+  std::function<std::vector<obs::health_check>()> live = {});
 
 // A scheduler instance and its endpoint (null when --metrics-bind-address is off).
 struct served_scheduler {
   scheduler_instance sched;
   std::unique_ptr<obs::http_server> endpoint;
 };
-// start_scheduler, then the endpoint on `bind` with readiness = caches synced. If the endpoint fails,
+// start_scheduler, then the endpoint on `bind` with readiness = caches synced and liveness = no core
+// actor died (the supervisor also watches `cluster`, as "embedded_cluster"). If the endpoint fails,
 // the scheduler is stopped again and the error names the flag. The caller still owns `cluster`.
+// Test hook: KAS_TEST_KILL_ACTOR=<name> (e.g. cycle_driver-0) kills that actor once the scheduler
+// started, so tests can see what an actor death looks like from outside; never set it otherwise.
 result<served_scheduler> start_served_scheduler(caf::actor_system& sys, const scheduler_options& opts,
                                                 cluster_actor cluster, const std::string& bind);
+
+// What `simulate` and `bench` do when a core actor died: print "error: actor <name> died: <reason>"
+// on stderr; the command then exits with this code.
+constexpr int actor_died_exit_code = 3;
+void report_actor_death(const actor_failure& f);
 
 // Readiness = the scheduler's caches synced (pipeline::synced, set by the scheduling queue).
 std::function<obs::readiness()> caches_synced(std::shared_ptr<const std::atomic<bool>> synced);

@@ -178,18 +178,21 @@ int run_simulate(const simulate_args& args) {
   auto& endpoint = served->endpoint;
 
   caf::scoped_actor self{sys};
+  // A core actor's death ends the wait for quiescence (it would never come) and the run (exit 3).
+  self->send(sched->supervisor, watch_atom::value);
   int rc = 0;
   std::vector<pod_outcome> outcomes;
   std::vector<explain_record> explains;
-  self->request(sched->wiring->queue, caf::infinite, done_atom::value)
-    .receive([&](queue_stats) {}, [&](caf::error& e) { rc = 1, std::cerr << "error: " << sys.render(e) << "\n"; });
-  self->request(sched->wiring->recorder, caf::infinite, outcomes_atom::value)
+  auto died = await_reply(
+    self, sched->wiring->queue, [&](queue_stats) {},
+    [&](caf::error& e) { rc = 1, std::cerr << "error: " << sys.render(e) << "\n"; }, done_atom::value);
+  if (!died) self->request(sched->wiring->recorder, caf::infinite, outcomes_atom::value)
     .receive([&](std::vector<pod_outcome>& o) { outcomes = std::move(o); },
              [&](caf::error& e) { rc = 1, std::cerr << "error: " << sys.render(e) << "\n"; });
   // Preemption victims: the cluster's "Preempted" Events (one per evicted pod).
   std::unordered_map<std::string, cluster_event_record> preempted;
   event_counts events{{"Scheduled", 0}, {"FailedScheduling", 0}};
-  self->request(cluster, caf::infinite, list_atom::value, cluster_event_record{})
+  if (!died) self->request(cluster, caf::infinite, list_atom::value, cluster_event_record{})
     .receive(
       [&](std::vector<cluster_event_record>& evs) {
         for (auto& ev : evs) {
@@ -198,7 +201,7 @@ int run_simulate(const simulate_args& args) {
         }
       },
       [&](caf::error& e) { rc = 1, std::cerr << "error: " << sys.render(e) << "\n"; });
-  if (args.explain)
+  if (args.explain && !died)
     self->request(sched->wiring->recorder, caf::infinite, outcomes_atom::value, explain_record{})
       .receive([&](std::vector<explain_record>& e) { explains = std::move(e); },
                [&](caf::error& e) { rc = 1, std::cerr << "error: " << sys.render(e) << "\n"; });
@@ -207,6 +210,10 @@ int run_simulate(const simulate_args& args) {
   stop_scheduler(*sched);
   caf::anon_send_exit(cluster, caf::exit_reason::user_shutdown);
   sys.await_actors_before_shutdown(false);
+  if (auto f = sched->health->first_failure()) {
+    report_actor_death(*f);
+    return actor_died_exit_code;
+  }
   if (rc != 0) return rc;
 
   std::unordered_map<std::string, pod_outcome> by_uid;
