@@ -1,0 +1,160 @@
+// The scheduling_queue actor, stepped by hand on CAF's test coordinator: cluster changes in, pop
+// replies out (and held back while nothing is ready), requeue to the unschedulable pool or backoff,
+// the tick that flushes backoff, and the quiescence reply. The cache, driver and app around it are
+// recorders (deterministic_fixture.hpp). queue_state_test covers the queue's rules without actors.
+#include <gtest/gtest.h>
+
+#include "actors/scheduling_queue.hpp"
+#include "tests/actors/actor_fixtures.hpp"
+#include "tests/actors/deterministic_fixture.hpp"
+
+namespace kas::test {
+namespace {
+
+using pods = std::vector<queued_pod_ptr>;
+
+class queue_actor_test : public deterministic_fixture {
+protected:
+  // A queue over the default profile, with backoff `initial` (0: a failed pod's backoff is over by
+  // the next tick), already past the initial list unless told otherwise.
+  queue_actor start(std::chrono::nanoseconds initial = std::chrono::seconds(1), bool sync = true) {
+    wiring = make_wiring();
+    auto opts = default_queue_options();
+    opts.queue.initial_backoff = initial;
+    opts.queue.max_backoff = std::max<std::chrono::nanoseconds>(initial, std::chrono::seconds(10));
+    wiring->queue = track(spawn_scheduling_queue(sys, frameworks(), opts, wiring));
+    run();
+    if (sync) {
+      send(wiring->queue, event_atom::value, synced());
+      run();
+    }
+    return wiring->queue;
+  }
+
+  queue_stats stats() { return ask<queue_stats>(wiring->queue, stats_atom::value).value_or(queue_stats{}); }
+
+  // Pops `p` as the driver would and checks it is the pod handed out.
+  queued_pod_ptr pop_one(const pod_info_ptr& p) {
+    auto got = ask<pods>(wiring->queue, pop_atom::value, uint32_t{1});
+    if (!got || got->size() != 1 || (*got)[0]->pod->uid != p->uid) {
+      ADD_FAILURE() << "expected to pop " << p->uid;
+      return nullptr;
+    }
+    return (*got)[0];
+  }
+
+  failure failed(const queued_pod_ptr& q, fw::status s) {
+    failure f;
+    f.pod = q;
+    f.result = std::move(s);
+    f.message = "0/1 nodes are available: 1 Insufficient cpu.";
+    f.unschedulable_plugins = {"NodeResourcesFit"};
+    f.cycle = 1;
+    return f;
+  }
+
+  std::shared_ptr<pipeline> wiring;
+};
+
+TEST_F(queue_actor_test, cluster_change_in_pop_reply_out) {
+  auto q = start();
+  auto p = make_pod(pod("web", "100m", "128Mi"));
+  send(q, event_atom::value, pod_added(p));
+  auto in = step<event_atom, cluster_change_ptr>(q);
+  ASSERT_TRUE(in);
+  EXPECT_EQ(std::get<1>(*in)->new_pod, p);
+  EXPECT_EQ(stats().active, 1u);
+  auto popped = pop_one(p);
+  ASSERT_TRUE(popped);
+  EXPECT_EQ(popped->attempts, 1);
+  auto s = stats();
+  EXPECT_EQ(s.active, 0u);
+  EXPECT_EQ(s.in_flight, 1u);
+}
+
+TEST_F(queue_actor_test, pop_waits_until_a_pod_is_available) {
+  auto q = start();
+  send_as("driver", q, pop_atom::value, uint32_t{2});
+  run();
+  EXPECT_EQ(log("driver").count<pods>(), 0u) << "an empty queue must hold the pop, not answer it";
+  auto p = make_pod(pod("late", "100m", "128Mi"));
+  send(q, event_atom::value, pod_added(p));
+  run();
+  auto reply = log("driver").last<pods>();
+  ASSERT_TRUE(reply);
+  ASSERT_EQ(std::get<0>(*reply).size(), 1u);
+  EXPECT_EQ(std::get<0>(*reply)[0]->pod->uid, "late");
+}
+
+TEST_F(queue_actor_test, nothing_is_handed_out_before_the_initial_list_arrived) {
+  auto q = start(std::chrono::seconds(1), /*sync=*/false);
+  send_as("driver", q, pop_atom::value, uint32_t{1});
+  send(q, event_atom::value, pod_added(make_pod(pod("early", "100m", "128Mi"))));
+  run();
+  EXPECT_EQ(log("driver").count<pods>(), 0u);
+  EXPECT_FALSE(wiring->synced->load());
+  send(q, event_atom::value, synced());
+  run();
+  EXPECT_EQ(log("driver").count<pods>(), 1u);
+  EXPECT_TRUE(wiring->synced->load()) << "/readyz reads this flag";
+}
+
+TEST_F(queue_actor_test, requeue_after_rejection_parks_the_pod_as_unschedulable) {
+  auto q = start();
+  auto p = make_pod(pod("big", "64", "1Gi"));
+  send(q, event_atom::value, pod_added(p));
+  run();
+  auto popped = pop_one(p);
+  ASSERT_TRUE(popped);
+  send(q, requeue_atom::value, failed(popped, fw::status::unschedulable("Insufficient cpu")));
+  run();
+  auto s = stats();
+  EXPECT_EQ(s.unschedulable, 1u);
+  EXPECT_EQ(s.in_flight, 0u);
+  EXPECT_EQ(s.active, 0u);
+  // A tick does not release it: only a relevant event (or 5 minutes) does.
+  ASSERT_TRUE(tick());
+  EXPECT_EQ(stats().unschedulable, 1u);
+}
+
+TEST_F(queue_actor_test, requeue_after_error_backs_off_until_a_tick_flushes_it) {
+  auto q = start(std::chrono::nanoseconds(0));
+  auto p = make_pod(pod("flaky", "100m", "128Mi"));
+  send(q, event_atom::value, pod_added(p));
+  run();
+  auto popped = pop_one(p);
+  ASSERT_TRUE(popped);
+  send(q, requeue_atom::value, failed(popped, fw::status::error("bind failed")));
+  run();
+  EXPECT_EQ(stats().backoff, 1u);
+  send_as("driver", q, pop_atom::value, uint32_t{1});
+  run();
+  EXPECT_EQ(log("driver").count<pods>(), 0u) << "a pod in backoff is not handed out";
+  ASSERT_TRUE(tick());  // the queue's 1 s timer, on the test clock
+  auto reply = log("driver").last<pods>();
+  ASSERT_TRUE(reply) << "the flushed pod goes to the waiting pop";
+  ASSERT_EQ(std::get<0>(*reply).size(), 1u);
+  EXPECT_EQ(std::get<0>(*reply)[0]->attempts, 2);
+  EXPECT_EQ(stats().backoff, 0u);
+}
+
+TEST_F(queue_actor_test, quiescence_reply_waits_for_the_pods_in_flight) {
+  auto q = start();
+  auto p = make_pod(pod("web", "100m", "128Mi"));
+  send(q, event_atom::value, pod_added(p));
+  run();
+  auto popped = pop_one(p);
+  ASSERT_TRUE(popped);
+  send_as("app", q, done_atom::value);
+  run();
+  EXPECT_EQ(log("app").count<queue_stats>(), 0u) << "a pod is still in flight";
+  send(q, done_atom::value, p->uid);  // its binding succeeded
+  run();
+  auto reply = log("app").last<queue_stats>();
+  ASSERT_TRUE(reply);
+  EXPECT_EQ(std::get<0>(*reply).in_flight, 0u);
+  EXPECT_EQ(std::get<0>(*reply).popped, 1u);
+}
+
+}  // namespace
+}  // namespace kas::test
