@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <deque>
 #include <random>
 #include <unordered_map>
 
@@ -13,17 +14,63 @@ namespace kas {
 
 namespace {
 
+// Where a cycle waits. Each value names the stage message that moves it on.
+enum class stage : uint8_t {
+  snapshot,    // snapshot_ptr from the cache
+  whole_pod,   // cycle_reply_ptr from a worker
+  filtering,   // filtered_range from each worker a range went to
+  scoring,     // scored_range from each worker a range went to
+  assuming,    // assume_reply from the cache
+  evicting,    // cluster_stats, then snapshot_ptr: a preemption's deletions reached the queue
+};
+
+// Everything one pod's cycle accumulates between stages. Owned by the driver's cycle table.
+struct pod_cycle {
+  uint64_t id = 0;
+  stage at = stage::snapshot;
+  caf::actor_addr waiting_on;  // the actor whose stage message this cycle waits for
+  queued_pod_ptr queued;
+  fw::framework_ptr fwk;
+  snapshot_ptr snap;
+  std::shared_ptr<fw::cycle_state> state;
+  fw::schedule_result res;  // statuses, examined, PreFilter message: what the FitError needs
+  // Node-range path.
+  std::shared_ptr<const fw::candidate_nodes> candidates;
+  size_t want = 0;
+  std::vector<fw::filtered_nodes> filtered;
+  std::vector<uint32_t> feasible;  // snapshot indexes
+  std::vector<scored_range> scored;
+  size_t pending = 0;
+  // Pod path: the start-index advance made at dispatch, corrected by the reply; batching signature.
+  size_t advanced = 0;
+  std::string signature;
+  std::optional<failure> evicted;  // preemption: the failure to report once the evictions landed
+  explain_record explain;
+  std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
+  std::chrono::steady_clock::time_point phase_start;
+};
+
+// A snapshot request waiting for its answer: the cycles it starts, or a preemption to release.
+struct snapshot_waiter {
+  std::vector<uint64_t> start;
+  uint64_t evicted = 0;
+};
+
 struct driver_state {
   std::unordered_map<std::string, fw::framework_ptr> frameworks;
   std::shared_ptr<const pipeline> wiring;
   driver_options opts;
-  uint32_t in_flight = 0;
+  std::unordered_map<uint64_t, pod_cycle> cycles;  // the cycle table: id -> state
   bool popping = false;
   size_t next_start = 0;
   size_t next_binder = 0;
   uint64_t cycle = 0;
   uint64_t conflicts = 0;
   std::mt19937_64 rng;
+  // Answers arrive in the order asked (one sender, one receiver): FIFOs match them to cycles.
+  std::deque<snapshot_waiter> snapshot_waiters;
+  std::deque<uint64_t> eviction_waiters;
+  std::unordered_map<caf::actor_addr, std::string> down;  // actors seen down, with the reason
   // Nominations from this driver's successful PostFilters (uid -> node), until the pod is assumed.
   // The queue may hand back the pod object from before its status.nominatedNodeName was set, so
   // the driver remembers what it nominated (kube's nominator holds the same).
@@ -60,6 +107,9 @@ struct driver_state {
       spdlog::trace("Extension point finished pod=\"{}/{}\" extensionPoint=\"{}\" status=\"{}\" duration=\"{:.3f}us\"",
                     pod.ns, pod.name, point_names[p], ok ? "Success" : "Unschedulable", static_cast<double>(ns) / 1e3);
   }
+  void observe_since(const pod_cycle& pc, point p, bool ok, std::chrono::steady_clock::time_point t0) {
+    observe(pc.fwk.get(), p, ok, (std::chrono::steady_clock::now() - t0).count(), *pc.queued->pod);
+  }
   // kube's per-cycle draw for plugin_execution_duration_seconds (kept apart from `rng`, whose
   // sequence picks hosts and must not shift when metrics sampling changes).
   std::minstd_rand sample_rng{0x5eed};
@@ -73,38 +123,43 @@ struct driver_state {
 
 using self_ptr = driver_actor::stateful_pointer<driver_state>;
 
-// Everything one pod's cycle accumulates between asynchronous steps.
-struct pod_cycle {
-  queued_pod_ptr queued;
-  fw::framework_ptr fwk;
-  snapshot_ptr snap;
-  std::shared_ptr<fw::cycle_state> state;
-  uint64_t cycle = 0;
-  std::vector<uint32_t> order;  // candidate nodes (snapshot indexes) in examination order
-  std::vector<std::shared_ptr<filter_work>> filter_chunks;
-  std::vector<filter_reply> filter_replies;
-  std::vector<uint32_t> feasible;  // snapshot indexes
-  fw::node_to_status statuses;
-  std::vector<score_reply> score_replies;
-  size_t pending = 0;
-  size_t want = 0;
-  explain_record explain;
-  std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
-  std::chrono::steady_clock::time_point phase_start;  // node-range path: when Filter / Score fanned out
-};
-using pod_cycle_ptr = std::shared_ptr<pod_cycle>;
-
 void pull(self_ptr self);
-void begin(self_ptr self, queued_pod_ptr qp);
-void start_cycle(self_ptr self, queued_pod_ptr qp, snapshot_ptr snap);
-void after_filter(self_ptr self, pod_cycle_ptr pc);
-void after_score(self_ptr self, pod_cycle_ptr pc);
-void reserve(self_ptr self, pod_cycle_ptr pc, uint32_t node_index);
+void advance(self_ptr self, pod_cycle& pc);
+void reserve(self_ptr self, pod_cycle& pc, uint32_t node_index);
 
-void finish_cycle(self_ptr self) {
-  self->state.in_flight--;
+// --- the cycle table ----------------------------------------------------------------------------
+
+// The cycle ended (bound for Permit/binding, or failed back into the queue): it leaves the table and
+// the driver pulls the next pod.
+void finish(self_ptr self, pod_cycle& pc) {
+  self->state.cycles.erase(pc.id);
   pull(self);
 }
+
+// Marks `pc` as waiting on `dest` for its next stage message. False when `dest` is known to be down:
+// the caller then fails the cycle instead of sending into the void.
+template <class Handle>
+bool await(self_ptr self, pod_cycle& pc, stage at, const Handle& dest) {
+  pc.at = at;
+  pc.waiting_on = caf::actor_cast<caf::actor_addr>(dest);
+  return !self->state.down.count(pc.waiting_on);
+}
+
+pod_cycle* find_cycle(self_ptr self, uint64_t id) {
+  auto it = self->state.cycles.find(id);
+  if (it == self->state.cycles.end()) {
+    spdlog::error("cycle_driver: a stage message for unknown cycle {} (dropped)", id);
+    return nullptr;
+  }
+  return &it->second;
+}
+
+void request_snapshot(self_ptr self, snapshot_waiter w) {
+  self->state.snapshot_waiters.push_back(std::move(w));
+  self->send(self->state.wiring->cache, snap_atom::value);
+}
+
+// --- failure (kube's FailureHandler; PostFilter first for rejections) -----------------------------
 
 std::string verdict_text(const fw::status& s) {
   if (s.is_success()) return "Success";
@@ -114,134 +169,165 @@ std::string verdict_text(const fw::status& s) {
   return m.empty() ? t : t + ": " + m;
 }
 
-// The cycle failed before Reserve: FitError message, PostFilter, requeue.
-void fail_unschedulable(self_ptr self, pod_cycle_ptr pc, const fw::status& s, const std::string& pre_filter_msg) {
-  auto& p = *self->state.wiring;
-  failure_report r;
-  r.pod = pc->queued;
-  r.cycle = pc->cycle;
-  r.started = pc->started;
-  if (auto* m = self->state.wiring->metrics.get())
-    m->scheduling_algorithm_duration.observe_duration(std::chrono::steady_clock::now() - pc->started);
-  bool preempted = false;
-  if (s.get_code() == fw::code::error) {
-    r.result = s;
-    r.message = s.message();
-  } else {
-    std::string post_msg;
-    if (pc->fwk->has_post_filter()) {
-      fw::post_filter_result pfr;
-      auto t0 = std::chrono::steady_clock::now();
-      requester_scope cluster_requests{self};  // preemption's evictions and nominations are this driver's requests
-      auto ps = pc->fwk->run_post_filter(*pc->state, *pc->queued->pod, *pc->snap, pc->statuses, pfr);
-      self->state.observe(pc->fwk.get(), driver_state::post_filter, ps.is_success(),
-                          (std::chrono::steady_clock::now() - t0).count(), *pc->queued->pod);
-      if (auto* m = self->state.wiring->metrics.get(); m && ps.get_code() != fw::code::unschedulable_and_unresolvable) {
-        m->preemption_attempts.inc();
-        if (ps.is_success()) m->preemption_victims.observe(static_cast<double>(pfr.victims.size()));
-      }
-      // Success (preemption nominated a node) still ends this attempt as unschedulable, with the
-      // FitError message alone; the victims' deletions requeue the pod.
-      if (!ps.is_success()) post_msg = ps.message();
-      const std::string& uid = pc->queued->pod->uid;
-      if (ps.is_success() && !pfr.nominated_node_name.empty())
-        self->state.nominations[uid] = pfr.nominated_node_name;
-      else if (ps.get_code() != fw::code::error)
-        self->state.nominations.erase(uid);
-      preempted = ps.is_success() && !pfr.victims.empty();
-    }
-    r.result = fw::status(fw::code::unschedulable);
-    r.message = fw::fit_error_message(pc->snap->size(), pc->statuses, pre_filter_msg, post_msg);
-    // Every plugin that rejected a node is a plugin whose events may make the pod schedulable.
-    for (auto& [node, st] : pc->statuses.statuses)
-      if (!st.plugin().empty()) r.unschedulable_plugins.insert(st.plugin());
-    if (pc->statuses.absent && !pc->statuses.absent->plugin().empty())
-      r.unschedulable_plugins.insert(pc->statuses.absent->plugin());
-  }
-  if (self->state.opts.explain) self->send(p.recorder, record_atom::value, std::move(pc->explain));
-  if (!preempted || !p.cluster) {
-    report_failure(self, p, std::move(r));
-    finish_cycle(self);
-    return;
-  }
-  // The evictions were sent to the cluster from this thread, so a request sent now is answered
-  // after the cluster emitted their deletions to the cache; a cache request sent after that reply
-  // is answered after the cache forwarded them to the queue. Reporting the failure only then makes
-  // the queue see the victims' AssignedPodDelete while the pod is still in flight (requeue to
-  // backoff), never after it parked the pod as unschedulable and possibly reported itself idle.
-  auto report = std::make_shared<failure_report>(std::move(r));
-  self->request(p.cluster, caf::infinite, stats_atom::value).then([=](const cluster_stats&) {
-    self->request(self->state.wiring->cache, caf::infinite, snap_atom::value).then([=](const snapshot_ptr&) {
-      report_failure(self, *self->state.wiring, std::move(*report));
-      finish_cycle(self);
-    });
-  });
+void report(self_ptr self, pod_cycle& pc, failure f) {
+  report_failure(self, *self->state.wiring, std::move(f));
+  finish(self, pc);
 }
 
-// kube's evaluateNominatedNode: a pod nominated by an earlier preemption tries that node first, and
-// takes it without scoring (and without moving the round-robin start index) when it passes Filter.
-bool try_nominated_node(self_ptr self, pod_cycle_ptr pc) {
+// PostFilter (preemption) for a rejected pod: whether it evicted victims (whose deletions must reach
+// the queue before the failure does), and its message for the FitError when it failed.
+struct post_filter_outcome {
+  bool evicted = false;
+  std::string message;
+};
+
+post_filter_outcome post_filter(self_ptr self, pod_cycle& pc) {
   auto& st = self->state;
-  const auto& pod = *pc->queued->pod;
-  auto it = st.nominations.find(pod.uid);
-  const std::string& nominated = it != st.nominations.end() ? it->second : pod.nominated_node_name;
-  if (nominated.empty()) return false;
-  long idx = pc->snap->index_of(nominated);
-  if (idx < 0) return false;
-  const node_info& node = pc->snap->node(static_cast<size_t>(idx));
-  if (!pc->fwk->run_filter_with_nominated_pods(*pc->state, pod, node, *pc->snap).is_success()) return false;
-  if (st.opts.explain) {
-    std::vector<std::pair<std::string, std::string>> row;
-    for (auto& v : pc->fwk->explain_filter(*pc->state, pod, node))
-      row.emplace_back(std::string(v.plugin), verdict_text(v.result));
-    pc->explain.filters.emplace_back(node.name, std::move(row));
+  if (!pc.fwk->has_post_filter()) return {};
+  fw::post_filter_result pfr;
+  auto t0 = std::chrono::steady_clock::now();
+  requester_scope cluster_requests{self};  // preemption's evictions and nominations are this driver's requests
+  fw::status ps = pc.fwk->run_post_filter(*pc.state, *pc.queued->pod, *pc.snap, pc.res.statuses, pfr);
+  st.observe_since(pc, driver_state::post_filter, ps.is_success(), t0);
+  if (auto* m = st.wiring->metrics.get(); m && ps.get_code() != fw::code::unschedulable_and_unresolvable) {
+    m->preemption_attempts.inc();
+    if (ps.is_success()) m->preemption_victims.observe(static_cast<double>(pfr.victims.size()));
   }
-  reserve(self, pc, static_cast<uint32_t>(idx));
-  return true;
+  const std::string& uid = pc.queued->pod->uid;
+  if (ps.is_success() && !pfr.nominated_node_name.empty())
+    st.nominations[uid] = pfr.nominated_node_name;
+  else if (ps.get_code() != fw::code::error)
+    st.nominations.erase(uid);
+  // Success (preemption nominated a node) still ends this attempt as unschedulable, with the
+  // FitError message alone; the victims' deletions requeue the pod.
+  return {ps.is_success() && !pfr.victims.empty(), ps.is_success() ? std::string() : ps.message()};
 }
+
+// The cycle failed before Reserve: an Error as is; a rejection through PostFilter into a FitError.
+void fail(self_ptr self, pod_cycle& pc, const fw::status& s) {
+  auto& st = self->state;
+  if (auto* m = st.wiring->metrics.get())
+    m->scheduling_algorithm_duration.observe_duration(std::chrono::steady_clock::now() - pc.started);
+  failure f;
+  f.pod = pc.queued;
+  f.cycle = pc.id;
+  f.started = pc.started;
+  bool evicted = false;
+  if (s.get_code() == fw::code::error || pc.snap->size() == 0) {
+    // An Error, or kube's ErrNoNodesAvailable: no PostFilter, the message is the status'.
+    f.result = s;
+    f.message = s.message();
+  } else {
+    auto pf = post_filter(self, pc);
+    evicted = pf.evicted;
+    f.result = fw::status(fw::code::unschedulable);
+    f.message = fw::fit_error_message(pc.snap->size(), pc.res.statuses, pc.res.pre_filter_message, pf.message);
+    // Every plugin that rejected a node is a plugin whose events may make the pod schedulable.
+    for (auto& [node, ns] : pc.res.statuses.statuses)
+      if (!ns.plugin().empty()) f.unschedulable_plugins.insert(ns.plugin());
+    if (pc.res.statuses.absent && !pc.res.statuses.absent->plugin().empty())
+      f.unschedulable_plugins.insert(pc.res.statuses.absent->plugin());
+  }
+  if (st.opts.explain && pc.snap->size() > 0) self->send(st.wiring->recorder, record_atom::value, std::move(pc.explain));
+  if (!evicted || !st.wiring->cluster) return report(self, pc, std::move(f));
+  // The evictions were sent to the cluster from this actor, so the cluster answers stats after it
+  // emitted their deletions to the cache, and the cache answers a snapshot request sent after that
+  // after it forwarded them to the queue. Reporting the failure only then makes the queue see the
+  // victims' AssignedPodDelete while the pod is still in flight (requeue to backoff), never after
+  // it parked the pod as unschedulable and possibly reported itself idle.
+  pc.evicted = std::move(f);
+  if (!await(self, pc, stage::evicting, st.wiring->cluster)) return report(self, pc, std::move(*pc.evicted));
+  st.eviction_waiters.push_back(pc.id);
+  self->send(st.wiring->cluster, stats_atom::value);
+}
+
+// Every cycle waiting on an actor that went down fails back into the queue as an Error.
+void fail_waiting_on(self_ptr self, const caf::actor_addr& who, const std::string& reason) {
+  std::vector<uint64_t> ids;
+  for (auto& [id, pc] : self->state.cycles)
+    if (pc.waiting_on == who) ids.push_back(id);
+  for (auto id : ids) {
+    auto& pc = self->state.cycles.at(id);
+    if (pc.at == stage::evicting && pc.evicted) {
+      report(self, pc, std::move(*pc.evicted));
+      continue;
+    }
+    fail(self, pc, fw::status::error("scheduling cycle lost its " + reason));
+  }
+}
+
+// --- stage: popped, snapshot --------------------------------------------------------------------
 
 void pull(self_ptr self) {
   auto& st = self->state;
-  if (st.popping || st.in_flight >= st.opts.pipeline_depth) return;
+  if (st.popping || st.cycles.size() >= st.opts.pipeline_depth || !st.down.empty()) return;
   st.popping = true;
-  uint32_t n = st.opts.pipeline_depth - st.in_flight;
-  self->request(st.wiring->queue, caf::infinite, pop_atom::value, n)
-    .then([=](std::vector<queued_pod_ptr>& pods) {
-      auto probe_scope = self->state.probe->begin_handler(self);
-      self->state.popping = false;
-      self->state.in_flight += static_cast<uint32_t>(pods.size());
-      // One snapshot for the whole batch: every pod in it is validated at assume anyway.
-      self->request(self->state.wiring->cache, caf::infinite, snap_atom::value).then([=](snapshot_ptr snap) {
-        for (auto& qp : pods) start_cycle(self, qp, snap);
-      });
-      pull(self);
-    });
+  self->send(st.wiring->queue, pop_atom::value, static_cast<uint32_t>(st.opts.pipeline_depth - st.cycles.size()));
 }
 
-void begin(self_ptr self, queued_pod_ptr qp) {
-  self->request(self->state.wiring->cache, caf::infinite, snap_atom::value).then([=](snapshot_ptr snap) {
-    start_cycle(self, qp, std::move(snap));
-  });
+void on_popped(self_ptr self, std::vector<queued_pod_ptr>& pods) {
+  auto& st = self->state;
+  st.popping = false;
+  // One snapshot for the whole batch: every pod in it is validated at assume anyway.
+  snapshot_waiter w;
+  for (auto& qp : pods) {
+    auto it = st.frameworks.find(qp->pod->scheduler_name);
+    if (it == st.frameworks.end()) {
+      spdlog::error("cycle_driver: no profile for schedulerName \"{}\" (pod {}/{})", qp->pod->scheduler_name,
+                    qp->pod->ns, qp->pod->name);
+      continue;
+    }
+    auto& pc = st.cycles[++st.cycle];
+    pc.id = st.cycle;
+    pc.queued = qp;
+    pc.fwk = it->second;
+    pc.explain.pod_key = qp->pod->ns + "/" + qp->pod->name;
+    await(self, pc, stage::snapshot, st.wiring->cache);
+    w.start.push_back(pc.id);
+  }
+  if (!w.start.empty()) request_snapshot(self, std::move(w));
+  pull(self);
 }
 
-bool has_nomination(self_ptr self, const pod_info& pod) {
-  return !pod.nominated_node_name.empty() || self->state.nominations.count(pod.uid);
+void on_snapshot(self_ptr self, const snapshot_ptr& snap) {
+  auto& st = self->state;
+  if (st.snapshot_waiters.empty()) return;
+  auto w = std::move(st.snapshot_waiters.front());
+  st.snapshot_waiters.pop_front();
+  if (w.evicted) {
+    if (auto* pc = find_cycle(self, w.evicted)) report(self, *pc, std::move(*pc->evicted));
+    return;
+  }
+  for (auto id : w.start) {
+    auto* pc = find_cycle(self, id);
+    if (!pc) continue;
+    pc->snap = snap;
+    advance(self, *pc);
+  }
+}
+
+// --- stage: whole pod on a worker (pods spread over workers) ------------------------------------
+
+const std::string& nomination_of(self_ptr self, const pod_info& pod) {
+  auto it = self->state.nominations.find(pod.uid);
+  return it != self->state.nominations.end() ? it->second : pod.nominated_node_name;
 }
 
 // Opportunistic batching: the next node of the previous same-signature pod's ranked list. PreFilter
 // still runs (Reserve and the cache's re-validation read its state); Filter and Score do not.
-bool try_batch(self_ptr self, pod_cycle_ptr pc) {
+bool try_batch(self_ptr self, pod_cycle& pc) {
   auto& st = self->state;
   auto& b = st.batch;
-  if (b.signature.empty() || b.next >= b.nodes.size() || b.fwk != pc->fwk) return false;
-  std::string sig = pc->fwk->sign_pod(*pc->queued->pod);
-  if (sig != b.signature) return false;
-  pc->snap = b.snap;
-  pc->state->set_snapshot(pc->snap);
+  if (b.signature.empty() || b.next >= b.nodes.size() || b.fwk != pc.fwk) return false;
+  if (pc.fwk->sign_pod(*pc.queued->pod) != b.signature) return false;
+  pc.snap = b.snap;
+  pc.state->set_snapshot(pc.snap);
   fw::pre_filter_result pr;
-  if (!pc->fwk->run_pre_filter(*pc->state, *pc->queued->pod, *pc->snap, pr).is_success() || !pr.all_nodes()) {
+  if (!fw::pre_filter_step(*pc.fwk, *pc.state, *pc.queued->pod, *pc.snap, pr, pc.res).is_success() ||
+      !pr.all_nodes()) {
     b.clear();
-    pc->state = self->state.new_cycle_state();
+    pc.state = st.new_cycle_state();
+    pc.res = {};
     return false;
   }
   st.batched++;
@@ -250,350 +336,400 @@ bool try_batch(self_ptr self, pod_cycle_ptr pc) {
 }
 
 // The whole algorithm on the least busy worker.
-void dispatch_whole_pod(self_ptr self, pod_cycle_ptr pc) {
+void dispatch_whole_pod(self_ptr self, pod_cycle& pc) {
   auto& st = self->state;
   auto& workers = st.wiring->workers;
   if (st.worker_load.size() != workers.size()) st.worker_load.assign(workers.size(), 0);
   size_t w = static_cast<size_t>(std::min_element(st.worker_load.begin(), st.worker_load.end()) - st.worker_load.begin());
   auto work = std::make_shared<cycle_work>();
-  work->fwk = pc->fwk;
-  work->pod = pc->queued->pod;
-  work->snap = pc->snap;
+  work->cycle = pc.id;
+  work->fwk = pc.fwk;
+  work->pod = pc.queued->pod;
+  work->snap = pc.snap;
   work->start = st.next_start;
-  work->record_plugin_metrics = pc->state->record_plugin_metrics;
-  size_t n = pc->snap->size();
-  size_t want = static_cast<size_t>(
-    fw::num_feasible_nodes_to_find(pc->fwk->profile().percentage_of_nodes_to_score, static_cast<int64_t>(n)));
+  work->nominated = nomination_of(self, *pc.queued->pod);
+  work->record_plugin_metrics = pc.state->record_plugin_metrics;
+  size_t n = pc.snap->size();
+  pc.advanced = static_cast<size_t>(
+    fw::num_feasible_nodes_to_find(pc.fwk->profile().percentage_of_nodes_to_score, static_cast<int64_t>(n)));
   // Advance by the expected examination now, so pods in flight together start apart; the reply
   // corrects it by what was really examined.
-  st.next_start = (st.next_start + want) % n;
-  std::string sig;
-  if (st.opts.batching) sig = pc->fwk->sign_pod(*pc->queued->pod);
-  work->ranked = !sig.empty();
+  st.next_start = (st.next_start + pc.advanced) % n;
+  if (st.opts.batching) pc.signature = pc.fwk->sign_pod(*pc.queued->pod);
+  work->ranked = !pc.signature.empty();
+  if (!await(self, pc, stage::whole_pod, workers[w])) return fail(self, pc, fw::status::error("worker down"));
   st.worker_load[w]++;
-  self->request(workers[w], caf::infinite, work_atom::value, cycle_work_ptr(work))
-    .then([=](cycle_reply_ptr& rep) {
-      auto& st = self->state;
-      st.worker_load[w]--;
-      auto probe_scope = st.probe->begin_handler(self);
-      const auto& res = rep->res;
-      const fw::framework* f = pc->fwk.get();
-      bool ok = res.result.is_success();
-      const auto& pod = *pc->queued->pod;
-      st.observe(f, driver_state::pre_filter, ok || res.filter_ns > 0, res.pre_filter_ns, pod);
-      st.observe(f, driver_state::filter, res.feasible > 0, res.filter_ns, pod);
-      st.observe(f, driver_state::pre_score, ok || res.score_ns > 0, res.pre_score_ns, pod);
-      st.observe(f, driver_state::score, ok, res.score_ns, pod);
-      size_t n = pc->snap->size();
-      st.next_start = (st.next_start + n + rep->res.examined % n - want % n) % n;
-      pc->state = rep->state;
-      if (rep->res.result.is_success() && rep->res.node >= 0) {
-        if (!sig.empty()) {
-          st.batch.signature = sig;
-          st.batch.fwk = pc->fwk;
-          st.batch.snap = pc->snap;
-          st.batch.nodes = std::move(rep->ranked);
-          st.batch.next = 0;
-        }
-        reserve(self, pc, static_cast<uint32_t>(rep->res.node));
-        return;
-      }
-      pc->statuses = std::move(rep->res.statuses);
-      fail_unschedulable(self, pc, rep->res.result, rep->res.pre_filter_message);
-    });
+  self->send(workers[w], work_atom::value, cycle_work_ptr(std::move(work)));
 }
 
-void start_cycle(self_ptr self, queued_pod_ptr qp, snapshot_ptr snap) {
-  {
-    auto& st = self->state;
-    auto pc = std::make_shared<pod_cycle>();
-    pc->queued = qp;
-    pc->snap = std::move(snap);
-    pc->state = st.new_cycle_state();
-    pc->state->set_snapshot(pc->snap);
-    pc->cycle = ++st.cycle;
-    pc->explain.pod_key = qp->pod->ns + "/" + qp->pod->name;
-    auto it = st.frameworks.find(qp->pod->scheduler_name);
-    if (it == st.frameworks.end()) {
-      finish_cycle(self);
-      return;
-    }
-    pc->fwk = it->second;
-    const auto& pod = *qp->pod;
-    const auto& snapr = *pc->snap;
-    if (snapr.size() == 0) {
-      // kube's ErrNoNodesAvailable is UnschedulableAndUnresolvable, not an Error: the pod waits in
-      // the unschedulable pool for a node event. As an Error it backed off, and with the idle skip
-      // it was retried at once, forever. No PostFilter, and the message is the error text.
-      failure_report r;
-      r.pod = qp;
-      r.cycle = pc->cycle;
-      r.started = pc->started;
-      r.result = fw::status(fw::code::unschedulable_and_unresolvable, "no nodes available to schedule pods");
-      r.message = "no nodes available to schedule pods";
-      report_failure(self, *st.wiring, std::move(r));
-      finish_cycle(self);
-      return;
-    }
-    // Pods spread over workers whenever several are in flight (nominated pods and --explain take
-    // the node-range path, which evaluates the nominated node first and records every verdict).
-    bool whole_pod = st.opts.pipeline_depth > 1 && !st.opts.explain && !has_nomination(self, pod);
-    if (whole_pod) {
-      if (st.opts.batching && try_batch(self, pc)) return;
-      dispatch_whole_pod(self, pc);
-      return;
-    }
-    fw::pre_filter_result pr;
-    auto t0 = std::chrono::steady_clock::now();
-    auto s = pc->fwk->run_pre_filter(*pc->state, pod, snapr, pr);
-    pc->phase_start = std::chrono::steady_clock::now();
-    st.observe(pc->fwk.get(), driver_state::pre_filter, s.is_success(), (pc->phase_start - t0).count(), pod);
-    if (!s.is_success()) {
-      if (s.is_rejected()) {
-        pc->statuses.absent = s;
-        fail_unschedulable(self, pc, s, s.message());
-      } else {
-        fail_unschedulable(self, pc, s, "");
-      }
-      return;
-    }
-    if (try_nominated_node(self, pc)) return;
-    // Candidates in examination order: from the round-robin start index.
-    fw::candidate_order(snapr, pr, st.next_start, pc->order, pc->statuses);
-    bool explain = st.opts.explain;
-    pc->want = explain ? pc->order.size()
-                       : static_cast<size_t>(fw::num_feasible_nodes_to_find(
-                           pc->fwk->profile().percentage_of_nodes_to_score, static_cast<int64_t>(pc->order.size())));
-    // Fan Filter out over the workers, one contiguous range of the order each. Each range looks for
-    // the full `want`; the merge keeps the first `want` in order, exactly as a sequential scan.
-    auto& workers = st.wiring->workers;
-    size_t w = std::min(workers.size(), std::max<size_t>(1, pc->order.size() / 64 + 1));
-    size_t per = (pc->order.size() + w - 1) / std::max<size_t>(w, 1);
-    std::shared_ptr<const fw::cycle_state> cstate = pc->state;
-    for (size_t c = 0; c * per < pc->order.size() && c < w; ++c) {
-      auto work = std::make_shared<filter_work>();
-      work->fwk = pc->fwk;
-      work->pod = qp->pod;
-      work->state = cstate;
-      work->snap = pc->snap;
-      work->nodes.assign(pc->order.begin() + c * per, pc->order.begin() + std::min(pc->order.size(), (c + 1) * per));
-      work->want_feasible = pc->want;
-      work->explain = explain;
-      pc->filter_chunks.push_back(work);
-    }
-    if (pc->filter_chunks.empty()) {
-      after_filter(self, pc);
-      return;
-    }
-    pc->filter_replies.resize(pc->filter_chunks.size());
-    pc->pending = pc->filter_chunks.size();
-    for (size_t c = 0; c < pc->filter_chunks.size(); ++c) {
-      filter_work_ptr work = pc->filter_chunks[c];
-      self->request(workers[c], caf::infinite, work_atom::value, work).then([=](filter_reply& rep) {
-        pc->filter_replies[c] = std::move(rep);
-        if (--pc->pending == 0) after_filter(self, pc);
-      });
-    }
-  }
-}
-
-void after_filter(self_ptr self, pod_cycle_ptr pc) {
+void on_whole_pod(self_ptr self, cycle_reply& rep) {
   auto& st = self->state;
-  const auto& snapr = *pc->snap;
-  size_t processed = 0;
-  for (size_t c = 0; c < pc->filter_replies.size(); ++c) {
-    auto& rep = pc->filter_replies[c];
-    const auto& nodes = pc->filter_chunks[c]->nodes;
-    if (rep.error.get_code() == fw::code::error) {
-      fail_unschedulable(self, pc, rep.error, "");
-      return;
-    }
-    for (auto off : rep.feasible)
-      if (pc->feasible.size() < pc->want) pc->feasible.push_back(nodes[off]);
-    for (auto& [off, s] : rep.failed) pc->statuses.statuses.emplace(snapr.node(nodes[off]).name, s);
-    processed += rep.examined;
-    if (st.opts.explain)
-      for (auto& [off, verdicts] : rep.verdicts) {
-        std::vector<std::pair<std::string, std::string>> row;
-        for (auto& v : verdicts) row.emplace_back(std::string(v.plugin), verdict_text(v.result));
-        pc->explain.filters.emplace_back(snapr.node(nodes[off]).name, std::move(row));
-      }
+  auto* found = find_cycle(self, rep.cycle);
+  if (!found) return;
+  auto& pc = *found;
+  for (size_t w = 0; w < st.wiring->workers.size(); ++w)
+    if (caf::actor_cast<caf::actor_addr>(st.wiring->workers[w]) == pc.waiting_on && st.worker_load[w]) st.worker_load[w]--;
+  const auto& res = rep.res;
+  const fw::framework* f = pc.fwk.get();
+  bool ok = res.result.is_success();
+  const auto& pod = *pc.queued->pod;
+  st.observe(f, driver_state::pre_filter, ok || res.filter_ns > 0, res.pre_filter_ns, pod);
+  st.observe(f, driver_state::filter, res.feasible > 0, res.filter_ns, pod);
+  st.observe(f, driver_state::pre_score, ok || res.score_ns > 0, res.pre_score_ns, pod);
+  st.observe(f, driver_state::score, ok, res.score_ns, pod);
+  size_t n = pc.snap->size();
+  if (n) st.next_start = (st.next_start + n + res.examined % n - pc.advanced % n) % n;
+  pc.state = rep.state;
+  pc.res = std::move(rep.res);
+  if (!pc.res.result.is_success() || pc.res.node < 0) return fail(self, pc, pc.res.result);
+  if (!pc.signature.empty() && !pc.res.nominated) {
+    st.batch.signature = pc.signature;
+    st.batch.fwk = pc.fwk;
+    st.batch.snap = pc.snap;
+    st.batch.nodes = std::move(rep.ranked);
+    st.batch.next = 0;
   }
-  if (!pc->order.empty()) st.next_start = (st.next_start + std::min(processed, pc->order.size())) % snapr.size();
+  reserve(self, pc, static_cast<uint32_t>(pc.res.node));
+}
+
+// --- stage: PreFilter, nominated node, Filter by node range (one pod in flight, or --explain) -----
+
+void explain_filters(pod_cycle& pc, uint32_t idx, const std::vector<fw::filter_verdict>& verdicts) {
+  std::vector<std::pair<std::string, std::string>> row;
+  for (auto& v : verdicts) row.emplace_back(std::string(v.plugin), verdict_text(v.result));
+  pc.explain.filters.emplace_back(pc.snap->node(idx).name, std::move(row));
+}
+
+void fan_out_filter(self_ptr self, pod_cycle& pc) {
+  auto& st = self->state;
+  auto& workers = st.wiring->workers;
+  size_t total = pc.candidates->size();
+  // One contiguous range of the examination order per worker. Each range looks for the full
+  // `want`; merge_filtered keeps the first `want` in order, exactly as a sequential scan.
+  size_t w = std::min(workers.size(), std::max<size_t>(1, total / 64 + 1));
+  size_t per = (total + w - 1) / std::max<size_t>(w, 1);
+  std::shared_ptr<const fw::cycle_state> cstate = pc.state;
+  pc.filtered.clear();
+  for (size_t c = 0; c * per < total && c < w; ++c) {
+    auto work = std::make_shared<filter_work>();
+    work->cycle = pc.id;
+    work->range = static_cast<uint32_t>(c);
+    work->fwk = pc.fwk;
+    work->pod = pc.queued->pod;
+    work->state = cstate;
+    work->snap = pc.snap;
+    work->candidates = pc.candidates;
+    work->begin = c * per;
+    work->end = std::min(total, (c + 1) * per);
+    work->want = pc.want;
+    work->explain = st.opts.explain;
+    if (!await(self, pc, stage::filtering, workers[c])) return fail(self, pc, fw::status::error("worker down"));
+    self->send(workers[c], work_atom::value, filter_work_ptr(std::move(work)));
+    pc.filtered.emplace_back();
+  }
+  pc.pending = pc.filtered.size();
+  if (pc.pending == 0) advance(self, pc);
+}
+
+void start_node_range(self_ptr self, pod_cycle& pc) {
+  auto& st = self->state;
+  const auto& pod = *pc.queued->pod;
+  fw::pre_filter_result pr;
   auto t0 = std::chrono::steady_clock::now();
-  st.observe(pc->fwk.get(), driver_state::filter, !pc->feasible.empty(), (t0 - pc->phase_start).count(),
-             *pc->queued->pod);
-  if (pc->feasible.empty()) {
-    fail_unschedulable(self, pc, fw::status(fw::code::unschedulable), "");
-    return;
+  auto s = fw::pre_filter_step(*pc.fwk, *pc.state, pod, *pc.snap, pr, pc.res);
+  pc.phase_start = std::chrono::steady_clock::now();
+  st.observe(pc.fwk.get(), driver_state::pre_filter, s.is_success(), (pc.phase_start - t0).count(), pod);
+  if (!s.is_success()) return fail(self, pc, s);
+  long nominated = fw::nominated_node_step(*pc.fwk, *pc.state, pod, *pc.snap, nomination_of(self, pod));
+  if (nominated >= 0) {
+    // kube's evaluateNominatedNode: taken without scoring, and the start index does not move.
+    if (st.opts.explain)
+      explain_filters(pc, static_cast<uint32_t>(nominated),
+                      pc.fwk->explain_filter(*pc.state, pod, pc.snap->node(static_cast<size_t>(nominated))));
+    return reserve(self, pc, static_cast<uint32_t>(nominated));
   }
-  if (pc->feasible.size() == 1 && !st.opts.explain) {
-    reserve(self, pc, pc->feasible.front());
-    return;
+  pc.candidates = std::make_shared<const fw::candidate_nodes>(*pc.snap, pr, st.next_start, pc.res.statuses);
+  pc.want = st.opts.explain ? pc.candidates->size() : pc.candidates->want(*pc.fwk);
+  fan_out_filter(self, pc);
+}
+
+// A new cycle on its snapshot: the batch's next node, the whole pod on a worker, or node ranges.
+void start(self_ptr self, pod_cycle& pc) {
+  auto& st = self->state;
+  pc.state = st.new_cycle_state();
+  pc.state->set_snapshot(pc.snap);
+  pc.res = {};
+  pc.feasible.clear();
+  pc.filtered.clear();
+  pc.scored.clear();
+  pc.signature.clear();
+  pc.advanced = 0;
+  if (pc.snap->size() == 0) return fail(self, pc, fw::no_nodes_available());
+  // Pods spread over workers whenever several are in flight; --explain takes the node-range path,
+  // which records every verdict.
+  if (st.opts.pipeline_depth > 1 && !st.opts.explain) {
+    if (st.opts.batching && nomination_of(self, *pc.queued->pod).empty() && try_batch(self, pc)) return;
+    return dispatch_whole_pod(self, pc);
+  }
+  start_node_range(self, pc);
+}
+
+// --- stage: merge the filtered ranges, PreScore, Score by node range ------------------------------
+
+void fan_out_score(self_ptr self, pod_cycle& pc) {
+  auto& st = self->state;
+  auto& workers = st.wiring->workers;
+  size_t total = pc.feasible.size();
+  size_t w = std::min(workers.size(), std::max<size_t>(1, total / 32 + 1));
+  size_t per = (total + w - 1) / w;
+  std::shared_ptr<const fw::cycle_state> cstate = pc.state;
+  pc.scored.clear();
+  for (size_t c = 0; c * per < total; ++c) {
+    auto work = std::make_shared<score_work>();
+    work->cycle = pc.id;
+    work->range = static_cast<uint32_t>(c);
+    work->fwk = pc.fwk;
+    work->pod = pc.queued->pod;
+    work->state = cstate;
+    work->snap = pc.snap;
+    work->nodes.assign(pc.feasible.begin() + c * per, pc.feasible.begin() + std::min(total, (c + 1) * per));
+    auto& dest = workers[c % workers.size()];
+    if (!await(self, pc, stage::scoring, dest)) return fail(self, pc, fw::status::error("worker down"));
+    self->send(dest, work_atom::value, score_work_ptr(std::move(work)));
+    pc.scored.emplace_back();
+  }
+  pc.pending = pc.scored.size();
+}
+
+void after_filter(self_ptr self, pod_cycle& pc) {
+  auto& st = self->state;
+  auto s = fw::merge_filtered(pc.filtered, pc.want, *pc.snap, pc.feasible, pc.res);
+  if (st.opts.explain)
+    for (auto& r : pc.filtered)
+      for (auto& [idx, verdicts] : r.verdicts) explain_filters(pc, idx, verdicts);
+  if (!s.is_success()) return fail(self, pc, s);
+  if (pc.candidates->size())
+    st.next_start = (st.next_start + std::min(pc.res.examined, pc.candidates->size())) % pc.snap->size();
+  auto t0 = std::chrono::steady_clock::now();
+  st.observe(pc.fwk.get(), driver_state::filter, !pc.feasible.empty(), (t0 - pc.phase_start).count(), *pc.queued->pod);
+  switch (fw::decide_after_filter(pc.feasible.size(), st.opts.explain)) {
+    case fw::after_filter::unschedulable: return fail(self, pc, fw::status(fw::code::unschedulable));
+    case fw::after_filter::only_one: return reserve(self, pc, pc.feasible.front());
+    case fw::after_filter::prioritize: break;
   }
   std::vector<const node_info*> nodes;
-  nodes.reserve(pc->feasible.size());
-  for (auto idx : pc->feasible) nodes.push_back(&snapr.node(idx));
-  auto s = pc->fwk->run_pre_score(*pc->state, *pc->queued->pod, nodes);
-  pc->phase_start = std::chrono::steady_clock::now();
-  st.observe(pc->fwk.get(), driver_state::pre_score, s.is_success(), (pc->phase_start - t0).count(),
-             *pc->queued->pod);
-  if (!s.is_success()) {
-    fail_unschedulable(self, pc, fw::status::error(s.message()), "");
-    return;
-  }
-  auto& workers = st.wiring->workers;
-  size_t w = std::min(workers.size(), std::max<size_t>(1, pc->feasible.size() / 32 + 1));
-  size_t per = (pc->feasible.size() + w - 1) / w;
-  std::shared_ptr<const fw::cycle_state> cstate = pc->state;
-  std::vector<score_work_ptr> chunks;
-  for (size_t c = 0; c * per < pc->feasible.size(); ++c) {
-    auto work = std::make_shared<score_work>();
-    work->fwk = pc->fwk;
-    work->pod = pc->queued->pod;
-    work->state = cstate;
-    work->snap = pc->snap;
-    work->nodes.assign(pc->feasible.begin() + c * per,
-                       pc->feasible.begin() + std::min(pc->feasible.size(), (c + 1) * per));
-    chunks.push_back(work);
-  }
-  pc->score_replies.resize(chunks.size());
-  pc->pending = chunks.size();
-  for (size_t c = 0; c < chunks.size(); ++c) {
-    self->request(workers[c % workers.size()], caf::infinite, work_atom::value, chunks[c])
-      .then([=](score_reply& rep) {
-        pc->score_replies[c] = std::move(rep);
-        if (--pc->pending == 0) after_score(self, pc);
-      });
+  nodes.reserve(pc.feasible.size());
+  for (auto idx : pc.feasible) nodes.push_back(&pc.snap->node(idx));
+  s = fw::pre_score_step(*pc.fwk, *pc.state, *pc.queued->pod, nodes);
+  pc.phase_start = std::chrono::steady_clock::now();
+  st.observe(pc.fwk.get(), driver_state::pre_score, s.is_success(), (pc.phase_start - t0).count(), *pc.queued->pod);
+  if (!s.is_success()) return fail(self, pc, s);
+  fan_out_score(self, pc);
+}
+
+void explain_scores(pod_cycle& pc, const std::vector<std::vector<fw::node_score>>& raw,
+                    const std::vector<std::vector<fw::node_score>>& normalized, const std::vector<int64_t>& totals) {
+  const auto& fwk = *pc.fwk;
+  for (size_t i = 0; i < pc.feasible.size(); ++i) {
+    explain_record::score_row row;
+    row.node = pc.snap->node(pc.feasible[i]).name;
+    for (size_t p = 0; p < fwk.score_plugin_count(); ++p)
+      row.plugins.emplace_back(std::string(fwk.score_plugin_name(p)), raw[p][i].score, normalized[p][i].score,
+                               normalized[p][i].score * fwk.score_weight(p));
+    row.total = totals[i];
+    pc.explain.scores.push_back(std::move(row));
   }
 }
 
-void after_score(self_ptr self, pod_cycle_ptr pc) {
+// --- stage: merge the scored ranges, NormalizeScore, select host -----------------------------------
+
+void after_score(self_ptr self, pod_cycle& pc) {
   auto& st = self->state;
-  const auto& fwk = *pc->fwk;
-  const auto& snapr = *pc->snap;
-  size_t k = fwk.score_plugin_count();
-  std::vector<uint32_t> nodes;
+  size_t k = pc.fwk->score_plugin_count();
   std::vector<std::vector<fw::node_score>> raw(k);
-  for (auto& rep : pc->score_replies) {
-    if (rep.error.get_code() == fw::code::error || rep.error.is_rejected()) {
-      fail_unschedulable(self, pc, fw::status::error(rep.error.message()), "");
-      return;
-    }
-    for (size_t i = 0; i < rep.nodes.size(); ++i) {
-      nodes.push_back(rep.nodes[i]);
-      for (size_t p = 0; p < k; ++p) raw[p].push_back({snapr.node(rep.nodes[i]).name, rep.raw[i * k + p]});
-    }
+  for (auto& r : pc.scored) {
+    if (!r.error.is_success()) return fail(self, pc, r.error);
+    for (size_t p = 0; p < k && p < r.raw.size(); ++p) raw[p].insert(raw[p].end(), r.raw[p].begin(), r.raw[p].end());
   }
   std::vector<std::vector<fw::node_score>> raw_copy;
   if (st.opts.explain) raw_copy = raw;
   std::vector<int64_t> totals;
-  auto s = fwk.normalize_and_weigh(*pc->state, *pc->queued->pod, raw, totals);
-  if (!s.is_success()) {
-    fail_unschedulable(self, pc, fw::status::error(s.message()), "");
-    return;
-  }
-  if (k == 0) totals.assign(nodes.size(), 1);  // kube: with no score plugins every node scores 1
-  st.observe(pc->fwk.get(), driver_state::score, true, (std::chrono::steady_clock::now() - pc->phase_start).count(),
-             *pc->queued->pod);
+  auto s = fw::finish_scores(*pc.fwk, *pc.state, *pc.queued->pod, pc.feasible.size(), raw, totals);
+  if (!s.is_success()) return fail(self, pc, s);
+  st.observe_since(pc, driver_state::score, true, pc.phase_start);
   size_t best = fw::select_host(totals, st.rng);
-  if (st.opts.explain) {
-    for (size_t i = 0; i < nodes.size(); ++i) {
-      explain_record::score_row row;
-      row.node = snapr.node(nodes[i]).name;
-      for (size_t p = 0; p < k; ++p)
-        row.plugins.emplace_back(std::string(fwk.score_plugin_name(p)), raw_copy[p][i].score, raw[p][i].score,
-                                 raw[p][i].score * fwk.score_weight(p));
-      row.total = totals[i];
-      pc->explain.scores.push_back(std::move(row));
-    }
-  }
-  reserve(self, pc, nodes[best]);
+  if (st.opts.explain) explain_scores(pc, raw_copy, raw, totals);
+  reserve(self, pc, pc.feasible[best]);
 }
 
-void reserve(self_ptr self, pod_cycle_ptr pc, uint32_t node_index) {
+// --- stage: assume, Reserve, Permit, then the permit coordinator or a binder ----------------------
+
+void reserve(self_ptr self, pod_cycle& pc, uint32_t node_index) {
   auto& st = self->state;
-  const node_info& node = pc->snap->node(node_index);
+  const node_info& node = pc.snap->node(node_index);
   assume_request req;
-  req.fwk = pc->fwk;
-  req.pod = pc->queued->pod;
-  req.state = pc->state;
+  req.cycle = pc.id;
+  req.fwk = pc.fwk;
+  req.pod = pc.queued->pod;
+  req.state = pc.state;
   req.node = node.name;
   req.node_generation = node.generation;
-  req.snapshot_generation = pc->snap->generation();
-  req.global = pc->fwk->needs_global_validation(*pc->state);
-  if (st.opts.explain) pc->explain.selected = node.name;
+  req.snapshot_generation = pc.snap->generation();
+  req.global = pc.fwk->needs_global_validation(*pc.state);
+  if (st.opts.explain) pc.explain.selected = node.name;
   if (auto* m = st.wiring->metrics.get())
-    m->scheduling_algorithm_duration.observe_duration(std::chrono::steady_clock::now() - pc->started);
-  self->request(st.wiring->cache, caf::infinite, assume_atom::value, std::move(req))
-    .then([=](assume_reply& rep) {
-      auto& st = self->state;
-      auto& p = *st.wiring;
-      auto probe_scope = st.probe->begin_handler(self);
-      if (!rep.ok) {
-        if (rep.conflict) {
-          // Optimistic validation lost a race: retry at once on a newer snapshot, no backoff.
-          st.conflicts++;
-          begin(self, pc->queued);
-          return;
-        }
-        fail_unschedulable(self, pc, fw::status::error(rep.message), "");
-        return;
-      }
-      st.nominations.erase(pc->queued->pod->uid);
-      if (st.opts.explain) self->send(p.recorder, record_atom::value, std::move(pc->explain));
-      auto ctx = std::make_shared<cycle_ctx>();
-      ctx->fwk = pc->fwk;
-      ctx->queued = pc->queued;
-      ctx->assumed = rep.assumed;
-      ctx->node = rep.assumed->node_name;
-      ctx->state = std::move(*pc->state);
-      ctx->cycle = pc->cycle;
-      ctx->started = pc->started;
-      auto t0 = std::chrono::steady_clock::now();
-      auto s = ctx->fwk->run_reserve(ctx->state, *ctx->assumed, ctx->node);
-      auto t1 = std::chrono::steady_clock::now();
-      st.observe(ctx->fwk.get(), driver_state::reserve, s.is_success(), (t1 - t0).count(), *ctx->assumed);
-      if (!s.is_success()) {
-        abort_reserved(self, p, *ctx, s, s.message());
-        finish_cycle(self);
-        return;
-      }
-      s = ctx->fwk->run_permit(ctx->state, *ctx->assumed, ctx->node, ctx->permit_waits);
-      st.observe(ctx->fwk.get(), driver_state::permit, s.is_success() || s.is_wait(),
-                 (std::chrono::steady_clock::now() - t1).count(), *ctx->assumed);
-      if (s.is_wait()) {
-        self->send(p.permit, wait_atom::value, ctx);
-      } else if (!s.is_success()) {
-        abort_reserved(self, p, *ctx, s, s.message());
-      } else {
-        self->send(p.binders[st.next_binder++ % p.binders.size()], bind_atom::value, ctx);
-      }
-      finish_cycle(self);
-    });
+    m->scheduling_algorithm_duration.observe_duration(std::chrono::steady_clock::now() - pc.started);
+  if (!await(self, pc, stage::assuming, st.wiring->cache)) return fail(self, pc, fw::status::error("cache down"));
+  self->send(st.wiring->cache, assume_atom::value, std::move(req));
 }
+
+void on_assumed(self_ptr self, pod_cycle& pc, const assume_reply& rep) {
+  auto& st = self->state;
+  auto& p = *st.wiring;
+  if (!rep.ok && rep.conflict) {
+    // Optimistic validation lost a race: retry at once on a newer snapshot, no backoff.
+    st.conflicts++;
+    pc.explain = explain_record{pc.explain.pod_key, {}, {}, {}};
+    await(self, pc, stage::snapshot, p.cache);
+    return request_snapshot(self, snapshot_waiter{{pc.id}, 0});
+  }
+  if (!rep.ok) return fail(self, pc, fw::status::error(rep.message));
+  st.nominations.erase(pc.queued->pod->uid);
+  if (st.opts.explain) self->send(p.recorder, record_atom::value, std::move(pc.explain));
+  auto ctx = std::make_shared<cycle_ctx>();
+  ctx->fwk = pc.fwk;
+  ctx->queued = pc.queued;
+  ctx->assumed = rep.assumed;
+  ctx->node = rep.assumed->node_name;
+  ctx->state = std::move(*pc.state);
+  ctx->cycle = pc.id;
+  ctx->started = pc.started;
+  auto t0 = std::chrono::steady_clock::now();
+  auto s = ctx->fwk->run_reserve(ctx->state, *ctx->assumed, ctx->node);
+  auto t1 = std::chrono::steady_clock::now();
+  st.observe(ctx->fwk.get(), driver_state::reserve, s.is_success(), (t1 - t0).count(), *ctx->assumed);
+  if (!s.is_success()) {
+    abort_reserved(self, p, *ctx, s, s.message());
+    return finish(self, pc);
+  }
+  s = ctx->fwk->run_permit(ctx->state, *ctx->assumed, ctx->node, ctx->permit_waits);
+  st.observe(ctx->fwk.get(), driver_state::permit, s.is_success() || s.is_wait(),
+             (std::chrono::steady_clock::now() - t1).count(), *ctx->assumed);
+  if (s.is_wait()) self->send(p.permit, wait_atom::value, ctx);
+  else if (!s.is_success()) abort_reserved(self, p, *ctx, s, s.message());
+  else self->send(p.binders[st.next_binder++ % p.binders.size()], bind_atom::value, ctx);
+  finish(self, pc);
+}
+
+// --- the one function that moves a cycle on, once the stage it waited for is complete ------------
+
+void advance(self_ptr self, pod_cycle& pc) {
+  switch (pc.at) {
+    case stage::snapshot: return start(self, pc);
+    case stage::filtering: return after_filter(self, pc);
+    case stage::scoring: return after_score(self, pc);
+    case stage::whole_pod:
+    case stage::assuming:
+    case stage::evicting:
+      // Their stage messages carry the result and are handled where they arrive.
+      spdlog::error("cycle_driver: cycle {} advanced without its stage message", pc.id);
+      return;
+  }
+}
+
+// Stores one range's answer; the last one advances the cycle.
+template <class Range>
+void on_range(self_ptr self, uint64_t id, uint32_t range, stage at, std::vector<Range>& (*slot)(pod_cycle&),
+              Range&& r) {
+  auto* pc = find_cycle(self, id);
+  if (!pc || pc->at != at || range >= slot(*pc).size()) return;
+  slot(*pc)[range] = std::move(r);
+  if (--pc->pending == 0) advance(self, *pc);
+}
+
+std::vector<fw::filtered_nodes>& filtered_slot(pod_cycle& pc) { return pc.filtered; }
+std::vector<scored_range>& scored_slot(pod_cycle& pc) { return pc.scored; }
 
 }  // namespace
 
 driver_actor spawn_cycle_driver(caf::actor_system& sys, std::vector<fw::framework_ptr> frameworks,
                                 const driver_options& opts, std::shared_ptr<const pipeline> wiring) {
   return sys.spawn([frameworks, opts, wiring](self_ptr self) -> driver_actor::behavior_type {
-    for (auto& f : frameworks) self->state.frameworks.emplace(f->scheduler_name(), f);
-    self->state.wiring = wiring;
-    self->state.opts = opts;
-    self->state.rng.seed(opts.seed);
-    self->state.probe = make_probe(*wiring, "cycle_driver-0");
+    auto& st = self->state;
+    for (auto& f : frameworks) st.frameworks.emplace(f->scheduler_name(), f);
+    st.wiring = wiring;
+    st.opts = opts;
+    st.rng.seed(opts.seed);
+    st.probe = make_probe(*wiring, "cycle_driver-0");
     if (auto* m = wiring->metrics.get()) {
       for (auto& f : frameworks) {
-        auto& row = self->state.ep[f.get()];
+        auto& row = st.ep[f.get()];
         for (size_t i = 0; i < driver_state::points; ++i)
           for (size_t ok = 0; ok < 2; ++ok)
             row[i][ok] = &m->framework_extension_point_duration.histogram_series(
               {driver_state::point_names[i], ok == 0 ? "Success" : "Unschedulable", f->scheduler_name()});
       }
     }
+    // The error path of every stage: an actor a cycle waits on went down. Its cycles fail back into
+    // the queue (kube's FailureHandler, as an Error) and the driver stops pulling; the supervisor
+    // reports the death and stops the process.
+    self->monitor(wiring->queue);
+    self->monitor(wiring->cache);
+    if (wiring->cluster) self->monitor(wiring->cluster);
+    for (auto& w : wiring->workers) self->monitor(w);
+    self->set_down_handler([self](caf::down_msg& dm) {
+      auto probe_scope = self->state.probe->begin_handler(self);
+      auto reason = "actor " + caf::to_string(dm.source) + " (" + caf::to_string(dm.reason) + ")";
+      spdlog::error("cycle_driver: {} is down; failing the cycles waiting on it", reason);
+      self->state.down.emplace(dm.source, reason);
+      fail_waiting_on(self, dm.source, reason);
+    });
+    self->set_error_handler([self](caf::error& err) {
+      auto probe_scope = self->state.probe->begin_handler(self);
+      spdlog::error("cycle_driver: error message: {}", self->system().render(err));
+    });
     return {
-      [=](start_atom) { pull(self); },
+      [self](start_atom) {
+        auto probe_scope = self->state.probe->begin_handler(self);
+        pull(self);
+      },
+      [self](std::vector<queued_pod_ptr>& pods) {
+        auto probe_scope = self->state.probe->begin_handler(self);
+        on_popped(self, pods);
+      },
+      [self](const snapshot_ptr& snap) {
+        auto probe_scope = self->state.probe->begin_handler(self);
+        on_snapshot(self, snap);
+      },
+      [self](filtered_range& r) {
+        auto probe_scope = self->state.probe->begin_handler(self);
+        on_range(self, r.cycle, r.range, stage::filtering, filtered_slot, std::move(r.nodes));
+      },
+      [self](scored_range& r) {
+        auto probe_scope = self->state.probe->begin_handler(self);
+        uint64_t id = r.cycle;
+        uint32_t range = r.range;
+        on_range(self, id, range, stage::scoring, scored_slot, std::move(r));
+      },
+      [self](const cycle_reply_ptr& rep) {
+        auto probe_scope = self->state.probe->begin_handler(self);
+        on_whole_pod(self, *rep);
+      },
+      [self](const assume_reply& rep) {
+        auto probe_scope = self->state.probe->begin_handler(self);
+        if (auto* pc = find_cycle(self, rep.cycle); pc && pc->at == stage::assuming) on_assumed(self, *pc, rep);
+      },
+      [self](const cluster_stats&) {
+        auto probe_scope = self->state.probe->begin_handler(self);
+        auto& st = self->state;
+        if (st.eviction_waiters.empty()) return;
+        uint64_t id = st.eviction_waiters.front();
+        st.eviction_waiters.pop_front();
+        auto* pc = find_cycle(self, id);
+        if (!pc) return;
+        await(self, *pc, stage::evicting, st.wiring->cache);
+        request_snapshot(self, snapshot_waiter{{}, id});
+      },
     };
   });
 }

@@ -13,7 +13,7 @@ std::chrono::steady_clock::duration since(std::chrono::steady_clock::time_point 
 
 }  // namespace
 
-void report_failure(caf::local_actor*, const pipeline& p, failure_report r) {
+void report_failure(caf::local_actor*, const pipeline& p, failure r) {
   const auto& pod = *r.pod->pod;
   bool is_error = r.result.get_code() == fw::code::error;
   // kube's handleSchedulingFailure: a rejected status is "unschedulable", anything else "error".
@@ -28,21 +28,14 @@ void report_failure(caf::local_actor*, const pipeline& p, failure_report r) {
   o.attempts = r.pod->attempts;
   spdlog::debug("Unable to schedule pod; no fit; waiting pod=\"{}/{}\" err=\"{}\"", pod.ns, pod.name, r.message);
   caf::anon_send(p.recorder, record_atom::value, std::move(o));
-  failure f;
-  f.pod = r.pod;
-  f.result = r.result;
-  f.message = std::move(r.message);
-  f.unschedulable_plugins = std::move(r.unschedulable_plugins);
-  f.pending_plugins = std::move(r.pending_plugins);
-  f.cycle = r.cycle;
-  caf::anon_send(p.queue, requeue_atom::value, std::move(f));
+  caf::anon_send(p.queue, requeue_atom::value, std::move(r));
 }
 
 void abort_reserved(caf::local_actor* self, const pipeline& p, cycle_ctx& ctx, const fw::status& s,
                     const std::string& message) {
   ctx.fwk->run_unreserve(ctx.state, *ctx.assumed, ctx.node);
   caf::anon_send(p.cache, forget_atom::value, ctx.assumed->uid);
-  failure_report r;
+  failure r;
   r.pod = ctx.queued;
   r.result = s;
   r.message = message;

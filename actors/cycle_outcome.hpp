@@ -6,19 +6,8 @@
 
 namespace kas {
 
-struct failure_report {
-  queued_pod_ptr pod;
-  fw::status result;
-  std::string message;  // the FailedScheduling message
-  std::set<std::string_view> unschedulable_plugins;
-  std::set<std::string_view> pending_plugins;
-  uint64_t cycle = 0;
-  // When this scheduling attempt started (the pod's pop): scheduler_scheduling_attempt_duration_seconds
-  // observes now - started. Left at the epoch, the attempt is counted but its duration is not observed.
-  std::chrono::steady_clock::time_point started{};
-};
-
-void report_failure(caf::local_actor* self, const pipeline& p, failure_report r);
+// Counts the failed attempt, records FailedScheduling and hands the failure to the queue.
+void report_failure(caf::local_actor* self, const pipeline& p, failure f);
 
 // Undo Reserve for a pod past assume, then report the failure.
 void abort_reserved(caf::local_actor* self, const pipeline& p, cycle_ctx& ctx, const fw::status& s,

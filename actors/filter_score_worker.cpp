@@ -2,42 +2,24 @@
 
 namespace kas {
 
-filter_reply run_filter_work(const filter_work& w) {
-  filter_reply rep;
-  rep.feasible.reserve(std::min(w.nodes.size(), w.want_feasible ? w.want_feasible : w.nodes.size()));
-  for (uint32_t off = 0; off < w.nodes.size(); ++off) {
-    if (!w.explain && w.want_feasible && rep.feasible.size() >= w.want_feasible) break;
-    const node_info& node = w.snap->node(w.nodes[off]);
-    ++rep.examined;
-    if (w.explain) rep.verdicts.emplace_back(off, w.fwk->explain_filter(*w.state, *w.pod, node));
-    // kube filters with nominated pods counted (RunFilterPluginsWithNominatedPods); the plain path
-    // is taken when no pod is nominated anywhere.
-    auto s = w.snap->has_nominated_pods() ? w.fwk->run_filter_with_nominated_pods(*w.state, *w.pod, node, *w.snap)
-                                          : w.fwk->run_filter(*w.state, *w.pod, node);
-    if (s.is_success()) {
-      rep.feasible.push_back(off);
-    } else if (s.get_code() == fw::code::error) {
-      rep.error = s;
-      break;
-    } else {
-      rep.failed.emplace_back(off, std::move(s));
-    }
-  }
+// Each kernel is one range of the scheduling algorithm's steps (plugins/framework/runtime/schedule_one.hpp).
+filtered_range run_filter_work(const filter_work& w) {
+  filtered_range rep;
+  rep.cycle = w.cycle;
+  rep.range = w.range;
+  fw::find_nodes_that_pass_filters(*w.fwk, *w.state, *w.pod, *w.snap, *w.candidates, w.begin, w.end, w.want, w.explain,
+                                   rep.nodes);
   return rep;
 }
 
-score_reply run_score_work(const score_work& w) {
-  score_reply rep;
-  size_t k = w.fwk->score_plugin_count();
-  rep.nodes = w.nodes;
-  rep.raw.resize(w.nodes.size() * k);
-  for (size_t i = 0; i < w.nodes.size(); ++i) {
-    auto s = w.fwk->score_node(*w.state, *w.pod, w.snap->node(w.nodes[i]), rep.raw.data() + i * k);
-    if (!s.is_success()) {
-      rep.error = s;
-      break;
-    }
-  }
+scored_range run_score_work(const score_work& w) {
+  scored_range rep;
+  rep.cycle = w.cycle;
+  rep.range = w.range;
+  std::vector<const node_info*> nodes;
+  nodes.reserve(w.nodes.size());
+  for (auto idx : w.nodes) nodes.push_back(&w.snap->node(idx));
+  rep.error = fw::score_step(*w.fwk, *w.state, *w.pod, nodes, rep.raw);
   return rep;
 }
 
@@ -46,7 +28,9 @@ cycle_reply_ptr run_cycle_work(const cycle_work& w, std::mt19937_64& rng) {
   rep->state = std::make_shared<fw::cycle_state>();
   rep->state->set_snapshot(w.snap);
   rep->state->record_plugin_metrics = w.record_plugin_metrics;
-  rep->res = fw::schedule_one(*w.fwk, *rep->state, *w.pod, *w.snap, w.start, rng, w.ranked ? &rep->ranked : nullptr);
+  rep->cycle = w.cycle;
+  rep->res = fw::schedule_one(*w.fwk, *rep->state, *w.pod, *w.snap, w.start, rng, w.ranked ? &rep->ranked : nullptr,
+                              w.nominated);
   return rep;
 }
 

@@ -14,8 +14,8 @@ worker_actor spawn_filter_score_worker(caf::actor_system& sys, uint64_t seed = 1
                                        obs::metrics_registry* registry = nullptr);
 
 // The kernels, callable without actors (the bench's raw-kernel loop and the tests use them).
-filter_reply run_filter_work(const filter_work& w);
-score_reply run_score_work(const score_work& w);
+filtered_range run_filter_work(const filter_work& w);
+scored_range run_score_work(const score_work& w);
 cycle_reply_ptr run_cycle_work(const cycle_work& w, std::mt19937_64& rng);
 
 }  // namespace kas

@@ -45,10 +45,10 @@ using queue_actor = caf::typed_actor<
   caf::replies_to<done_atom>::with<queue_stats>>;
 
 using worker_actor = caf::typed_actor<
-  // Filter one node range for one pod.
-  caf::replies_to<work_atom, filter_work_ptr>::with<filter_reply>,
-  // Score a set of feasible nodes for one pod.
-  caf::replies_to<work_atom, score_work_ptr>::with<score_reply>,
+  // Stage "filter a range": Filter one range of one pod's candidate nodes.
+  caf::replies_to<work_atom, filter_work_ptr>::with<filtered_range>,
+  // Stage "score a range": Score a set of feasible nodes for one pod.
+  caf::replies_to<work_atom, score_work_ptr>::with<scored_range>,
   // The whole algorithm for one pod over the whole snapshot (pods spread over workers).
   caf::replies_to<work_atom, cycle_work_ptr>::with<cycle_reply_ptr>>;
 
@@ -78,9 +78,26 @@ using recorder_actor = caf::typed_actor<
   // Every explain record, in order.
   caf::replies_to<outcomes_atom, explain_record>::with<std::vector<explain_record>>>;
 
+// The cycle driver's stages, in kube's extension-point order. Each is a one-way message; the
+// workers', the queue's, the cache's and the cluster's answers arrive as these typed messages
+// (CAF delivers a handler's result for a non-request message to the sender as a message).
 using driver_actor = caf::typed_actor<
   // Start pulling pods from the queue.
-  caf::reacts_to<start_atom>>;
+  caf::reacts_to<start_atom>,
+  // Stage "popped": pods from the queue (its answer to pop_atom).
+  caf::reacts_to<std::vector<queued_pod_ptr>>,
+  // Stage "snapshot": the cache's latest snapshot, for the cycles (or the preemption) waiting on one.
+  caf::reacts_to<snapshot_ptr>,
+  // Stage "filtered range": a worker filtered one range of a pod's candidate nodes.
+  caf::reacts_to<filtered_range>,
+  // Stage "scored range": a worker scored one range of a pod's feasible nodes.
+  caf::reacts_to<scored_range>,
+  // Stage "pod scheduled": a worker ran a whole pod's algorithm.
+  caf::reacts_to<cycle_reply_ptr>,
+  // Stage "assumed": the cache assumed the pod on its node, or refused (conflict / error).
+  caf::reacts_to<assume_reply>,
+  // Stage "evictions landed": the cluster emitted a preemption's deletions (its stats answer).
+  caf::reacts_to<cluster_stats>>;
 
 // Every handle of one scheduler instance. The assembler fills it once, after spawning every actor
 // and before any message flows; actors hold it as shared_ptr<const pipeline> and only read it.

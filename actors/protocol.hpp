@@ -110,7 +110,9 @@ struct cluster_stats {
 // A pod handed out by the queue, with its queue bookkeeping.
 using queued_pod_ptr = std::shared_ptr<const fw::queued_pod_info>;
 
-// Why a cycle ended without a binding, as the queue needs it.
+// Stage "failed": a cycle ended without a binding (kube's FailureHandler input). Any stage that
+// can end a cycle (driver, permit coordinator, binder) sends it to the queue, which parks the pod
+// as unschedulable or in backoff; the event recorder gets the FailedScheduling message.
 struct failure {
   queued_pod_ptr pod;
   fw::status result;          // rejection or error
@@ -118,9 +120,14 @@ struct failure {
   std::set<std::string_view> unschedulable_plugins;
   std::set<std::string_view> pending_plugins;
   uint64_t cycle = 0;         // the scheduling cycle that popped it
+  // When this attempt started (the pod's pop): scheduler_scheduling_attempt_duration_seconds
+  // observes now - started. Left at the epoch, the attempt is counted but its duration is not.
+  std::chrono::steady_clock::time_point started{};
 };
 
-// The in-flight state of one pod past Reserve; moved along, never shared (see the ownership rule).
+// The in-flight state of one pod past Reserve; moved along, never shared (see the ownership rule):
+// the stages "permit wait" (driver -> permit coordinator) and "bind" (driver or permit coordinator
+// -> a binder) carry it.
 struct cycle_ctx {
   fw::framework_ptr fwk;
   queued_pod_ptr queued;
@@ -133,30 +140,34 @@ struct cycle_ctx {
 };
 using cycle_ctx_ptr = std::shared_ptr<cycle_ctx>;
 
-// Work for one filter_score_worker: filter (and optionally score) one node range for one pod.
+// Stage "filter a range" (driver -> worker): one range [begin, end) of one pod's candidate nodes,
+// searched for `want` feasible nodes (0 = all). Answered by filtered_range.
 struct filter_work {
+  uint64_t cycle = 0;
+  uint32_t range = 0;  // position of this range in the examination order
   fw::framework_ptr fwk;
   pod_info_ptr pod;
   std::shared_ptr<const fw::cycle_state> state;
   snapshot_ptr snap;
-  // Nodes to examine, as snapshot indexes, in the order to examine them.
-  std::vector<uint32_t> nodes;
-  size_t want_feasible = 0;  // stop after this many feasible nodes (0 = examine all)
-  bool explain = false;      // record every plugin's verdict per node
+  std::shared_ptr<const fw::candidate_nodes> candidates;
+  size_t begin = 0, end = 0;
+  size_t want = 0;
+  bool explain = false;  // record every plugin's verdict per node
 };
 using filter_work_ptr = std::shared_ptr<const filter_work>;
 
-// Offsets are positions in the work's `nodes` vector (the examination order), so the driver can
-// merge replies in kube's order: the first `want_feasible` feasible nodes from the start index.
-struct filter_reply {
-  std::vector<uint32_t> feasible;  // offsets into filter_work::nodes
-  std::vector<std::pair<uint32_t, fw::status>> failed;  // offsets into filter_work::nodes
-  size_t examined = 0;
-  fw::status error;  // first Error from a plugin, if any
-  std::vector<std::pair<uint32_t, std::vector<fw::filter_verdict>>> verdicts;  // offsets; explain only
+// Stage "filtered range" (worker -> driver).
+struct filtered_range {
+  uint64_t cycle = 0;
+  uint32_t range = 0;
+  fw::filtered_nodes nodes;
 };
 
+// Stage "score a range" (driver -> worker): Score plugins over some feasible nodes (snapshot
+// indexes) after the driver's PreScore. Answered by scored_range.
 struct score_work {
+  uint64_t cycle = 0;
+  uint32_t range = 0;
   fw::framework_ptr fwk;
   pod_info_ptr pod;
   std::shared_ptr<const fw::cycle_state> state;
@@ -165,34 +176,41 @@ struct score_work {
 };
 using score_work_ptr = std::shared_ptr<const score_work>;
 
-struct score_reply {
-  std::vector<uint32_t> nodes;
-  std::vector<int64_t> raw;  // nodes.size() * plugin count, node-major
+// Stage "scored range" (worker -> driver): raw[plugin][i] for the work's nodes, or an Error.
+struct scored_range {
+  uint64_t cycle = 0;
+  uint32_t range = 0;
+  std::vector<std::vector<fw::node_score>> raw;
   fw::status error;
 };
 
-// Work for one filter_score_worker when pods, not nodes, are spread over the workers: the whole
-// scheduling algorithm (fw::schedule_one) for one pod over the whole snapshot.
+// Stage "schedule a whole pod" (driver -> worker), when pods, not nodes, are spread over the
+// workers: fw::schedule_one over the whole snapshot. Answered by cycle_reply.
 struct cycle_work {
+  uint64_t cycle = 0;
   fw::framework_ptr fwk;
   pod_info_ptr pod;
   snapshot_ptr snap;
-  size_t start = 0;     // round-robin start index
-  bool ranked = false;  // also return the other feasible nodes by descending score (batching)
+  size_t start = 0;       // round-robin start index
+  std::string nominated;  // the pod's nominated node, evaluated first
+  bool ranked = false;    // also return the other feasible nodes by descending score (batching)
   bool record_plugin_metrics = false;  // the driver's per-cycle sampling verdict
 };
 using cycle_work_ptr = std::shared_ptr<const cycle_work>;
 
+// Stage "pod scheduled" (worker -> driver): the algorithm's result.
 struct cycle_reply {
+  uint64_t cycle = 0;
   fw::schedule_result res;
   std::shared_ptr<fw::cycle_state> state;  // after PreFilter/PreScore: Reserve and PostFilter need it
   std::vector<uint32_t> ranked;            // snapshot indexes, best first, the selected node excluded
 };
 using cycle_reply_ptr = std::shared_ptr<cycle_reply>;
 
-// Reservation request to the snapshot cache: assume `pod` on `node`, as evaluated on snapshot
+// Stage "assume" (driver -> snapshot cache): assume `pod` on `node`, as evaluated on snapshot
 // generation `generation`. Nodes changed since then are re-filtered against current state.
 struct assume_request {
+  uint64_t cycle = 0;
   fw::framework_ptr fwk;
   pod_info_ptr pod;
   std::shared_ptr<const fw::cycle_state> state;
@@ -204,7 +222,9 @@ struct assume_request {
   bool global = false;
 };
 
+// Stage "assumed" (snapshot cache -> driver).
 struct assume_reply {
+  uint64_t cycle = 0;
   bool ok = false;
   bool conflict = false;  // the node changed and no longer fits: retry on a newer snapshot
   std::string message;
@@ -251,9 +271,9 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kas::queued_pod_ptr)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kas::failure)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kas::cycle_ctx_ptr)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kas::filter_work_ptr)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kas::filter_reply)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kas::filtered_range)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kas::score_work_ptr)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kas::score_reply)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kas::scored_range)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kas::cycle_work_ptr)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kas::cycle_reply_ptr)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kas::assume_request)

@@ -113,6 +113,7 @@ snapshot_cache_actor spawn_snapshot_cache(caf::actor_system& sys, const cache_op
         auto probe_scope = self->state.probe->begin_handler(self);
         auto& c = *self->state.cache;
         assume_reply rep;
+        rep.cycle = req.cycle;
         const node_info* node = c.node(req.node);
         if (!node) {
           rep.conflict = true;
@@ -127,15 +128,7 @@ snapshot_cache_actor spawn_snapshot_cache(caf::actor_system& sys, const cache_op
           // PreFilterExtensions) and the node is filtered: O(changes). Otherwise PreFilter runs
           // again over the whole current snapshot: O(nodes).
           auto s = revalidate_incremental(self->state, c, req, *node, snap);
-          if (!s) {
-            fw::cycle_state fresh;
-            fresh.set_snapshot(snap);
-            fw::pre_filter_result pr;
-            s = req.fwk->run_pre_filter(fresh, *req.pod, *snap, pr);
-            if (s->is_success() && !pr.all_nodes() && !pr.node_names->count(req.node))
-              s = fw::status::unresolvable("node(s) didn't satisfy plugin(s)");
-            if (s->is_success()) s = req.fwk->run_filter_with_nominated_pods(fresh, *req.pod, *node, *snap);
-          }
+          if (!s) s = fw::recheck_node(*req.fwk, *req.pod, *node, snap);
           if (!s->is_success()) {
             rep.conflict = true;
             rep.message = s->message();

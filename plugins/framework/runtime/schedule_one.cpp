@@ -5,51 +5,6 @@
 
 namespace kas::fw {
 
-void candidate_order(const snapshot& snap, const pre_filter_result& pr, size_t start, std::vector<uint32_t>& order,
-                     node_to_status& statuses) {
-  size_t n = snap.size();
-  order.clear();
-  if (pr.all_nodes()) {
-    order.resize(n);
-    size_t s = n ? start % n : 0;
-    for (size_t i = 0; i < n; ++i) order[i] = static_cast<uint32_t>((s + i) % n);
-    return;
-  }
-  std::vector<uint32_t> named;
-  named.reserve(pr.node_names->size());
-  for (auto& name : *pr.node_names) {
-    long idx = snap.index_of(name);
-    if (idx >= 0) named.push_back(static_cast<uint32_t>(idx));
-  }
-  std::sort(named.begin(), named.end());
-  size_t s = named.empty() ? 0 : start % named.size();
-  order.reserve(named.size());
-  for (size_t i = 0; i < named.size(); ++i) order.push_back(named[(s + i) % named.size()]);
-  std::vector<std::string_view> plugins = pr.from_plugins;
-  std::sort(plugins.begin(), plugins.end());
-  std::string msg = "node(s) didn't satisfy plugin(s) [";
-  for (size_t i = 0; i < plugins.size(); ++i) msg += (i ? " " : "") + std::string(plugins[i]);
-  msg += "]";
-  // Named after the narrowing plugin, so the queue requeues the pod on that plugin's events.
-  statuses.absent = status(code::unschedulable_and_unresolvable, intern(msg));
-  if (!plugins.empty()) statuses.absent->with_plugin(pr.from_plugins.front());
-}
-
-size_t select_host(const std::vector<int64_t>& totals, std::mt19937_64& rng) {
-  size_t best = 0;
-  size_t ties = 1;
-  for (size_t i = 1; i < totals.size(); ++i) {
-    if (totals[i] > totals[best]) {
-      best = i;
-      ties = 1;
-    } else if (totals[i] == totals[best]) {
-      ++ties;
-      if (std::uniform_int_distribution<size_t>(0, ties - 1)(rng) == 0) best = i;
-    }
-  }
-  return best;
-}
-
 namespace {
 constexpr size_t prefetch_distance = 4;
 
@@ -68,108 +23,234 @@ int64_t since(std::chrono::steady_clock::time_point& t) {
 }
 }  // namespace
 
-schedule_result schedule_one(const framework& fwk, cycle_state& state, const pod_info& pod, const snapshot& snap,
-                             size_t start, std::mt19937_64& rng, std::vector<uint32_t>* ranked) {
-  schedule_result out;
-  if (snap.size() == 0) {
-    out.result = status(code::unschedulable_and_unresolvable, "no nodes available to schedule pods");
-    return out;
-  }
-  auto clock = std::chrono::steady_clock::now();
-  pre_filter_result pr;
+status no_nodes_available() {
+  return status(code::unschedulable_and_unresolvable, "no nodes available to schedule pods");
+}
+
+status pre_filter_step(const framework& fwk, cycle_state& state, const pod_info& pod, const snapshot& snap,
+                       pre_filter_result& pr, schedule_result& out) {
+  if (snap.size() == 0) return no_nodes_available();
   auto s = fwk.run_pre_filter(state, pod, snap, pr);
-  out.pre_filter_ns = since(clock);
-  if (!s.is_success()) {
-    if (s.is_rejected()) {
-      out.statuses.absent = s;
-      out.pre_filter_message = s.message();
-    }
-    out.result = s;
-    return out;
+  if (s.is_rejected()) {
+    out.statuses.absent = s;
+    out.pre_filter_message = s.message();
   }
-  // Every node from the start index (not materialized: only about a tenth is examined on a big
-  // cluster), or the PreFilter result's nodes.
-  thread_local std::vector<uint32_t> order;
-  size_t n = snap.size();
-  size_t first = start % n;
-  size_t candidates = n;
-  if (!pr.all_nodes()) {
-    candidate_order(snap, pr, start, order, out.statuses);
-    candidates = order.size();
+  return s;
+}
+
+long nominated_node_step(const framework& fwk, const cycle_state& state, const pod_info& pod, const snapshot& snap,
+                         const std::string& nominated) {
+  if (nominated.empty()) return -1;
+  long idx = snap.index_of(nominated);
+  if (idx < 0) return -1;
+  const node_info& node = snap.node(static_cast<size_t>(idx));
+  return fwk.run_filter_with_nominated_pods(state, pod, node, snap).is_success() ? idx : -1;
+}
+
+candidate_nodes::candidate_nodes(const snapshot& snap, const pre_filter_result& pr, size_t start,
+                                 node_to_status& statuses) {
+  n_ = snap.size();
+  first_ = n_ ? start % n_ : 0;
+  if (pr.all_nodes()) return;
+  all_ = false;
+  order_.reserve(pr.node_names->size());
+  for (auto& name : *pr.node_names) {
+    long idx = snap.index_of(name);
+    if (idx >= 0) order_.push_back(static_cast<uint32_t>(idx));
   }
-  size_t want = static_cast<size_t>(
-    num_feasible_nodes_to_find(fwk.profile().percentage_of_nodes_to_score, static_cast<int64_t>(candidates)));
-  thread_local std::vector<const node_info*> feasible;
-  thread_local std::vector<uint32_t> feasible_idx;
+  std::sort(order_.begin(), order_.end());
+  if (!order_.empty()) std::rotate(order_.begin(), order_.begin() + start % order_.size(), order_.end());
+  std::vector<std::string_view> plugins = pr.from_plugins;
+  std::sort(plugins.begin(), plugins.end());
+  std::string msg = "node(s) didn't satisfy plugin(s) [";
+  for (size_t i = 0; i < plugins.size(); ++i) msg += (i ? " " : "") + std::string(plugins[i]);
+  msg += "]";
+  // Named after the narrowing plugin, so the queue requeues the pod on that plugin's events.
+  statuses.absent = status(code::unschedulable_and_unresolvable, intern(msg));
+  if (!plugins.empty()) statuses.absent->with_plugin(pr.from_plugins.front());
+}
+
+size_t candidate_nodes::want(const framework& fwk) const {
+  return static_cast<size_t>(
+    num_feasible_nodes_to_find(fwk.profile().percentage_of_nodes_to_score, static_cast<int64_t>(size())));
+}
+
+void filtered_nodes::clear() {
   feasible.clear();
-  feasible_idx.clear();
-  bool nominated = snap.has_nominated_pods();
-  auto index_at = [&](size_t i) {
-    return pr.all_nodes() ? static_cast<uint32_t>(first + i < n ? first + i : first + i - n) : order[i];
-  };
-  for (size_t i = 0; i < candidates && feasible.size() < want; ++i) {
-    uint32_t idx = index_at(i);
+  failed.clear();
+  examined = 0;
+  error = status();
+  verdicts.clear();
+}
+
+status filter_node(const framework& fwk, const cycle_state& state, const pod_info& pod, const node_info& node,
+                   const snapshot& snap) {
+  // The plain path when no pod is nominated anywhere: the same verdict, without the nominated-pod pass.
+  return snap.has_nominated_pods() ? fwk.run_filter_with_nominated_pods(state, pod, node, snap)
+                                   : fwk.run_filter(state, pod, node);
+}
+
+void find_nodes_that_pass_filters(const framework& fwk, const cycle_state& state, const pod_info& pod,
+                                  const snapshot& snap, const candidate_nodes& candidates, size_t begin, size_t end,
+                                  size_t want, bool explain, filtered_nodes& out) {
+  end = std::min(end, candidates.size());
+  for (size_t i = begin; i < end; ++i) {
+    if (!explain && want && out.feasible.size() >= want) break;
+    uint32_t idx = candidates[i];
     const node_info& node = snap.node(idx);
     // The nodes are separate heap objects and each is read once per pod: fetch the fields the
     // filters read a few nodes ahead, so the misses overlap instead of stalling each Filter.
-    if (i + prefetch_distance < candidates) prefetch_node(snap.node(index_at(i + prefetch_distance)));
+    if (i + prefetch_distance < end) prefetch_node(snap.node(candidates[i + prefetch_distance]));
     ++out.examined;
-    auto fs = nominated ? fwk.run_filter_with_nominated_pods(state, pod, node, snap) : fwk.run_filter(state, pod, node);
-    if (fs.is_success()) {
-      feasible.push_back(&node);
-      feasible_idx.push_back(idx);
-    } else if (fs.get_code() == code::error) {
-      out.result = fs;
-      return out;
+    if (explain) out.verdicts.emplace_back(idx, fwk.explain_filter(state, pod, node));
+    auto s = filter_node(fwk, state, pod, node, snap);
+    if (s.is_success()) {
+      out.feasible.push_back(idx);
+    } else if (s.get_code() == code::error) {
+      out.error = std::move(s);
+      return;
     } else {
-      out.statuses.statuses.emplace(node.name, std::move(fs));
+      out.failed.emplace_back(idx, std::move(s));
     }
   }
-  out.filter_ns = since(clock);
+}
+
+status merge_filtered(const std::vector<filtered_nodes>& ranges, size_t want, const snapshot& snap,
+                      std::vector<uint32_t>& feasible, schedule_result& out) {
+  for (auto& r : ranges) {
+    if (r.error.get_code() == code::error) return r.error;
+    for (auto idx : r.feasible)
+      if (feasible.size() < want) feasible.push_back(idx);
+    for (auto& [idx, s] : r.failed) out.statuses.statuses.emplace(snap.node(idx).name, s);
+    out.examined += r.examined;
+  }
   out.feasible = feasible.size();
-  if (feasible.empty()) {
-    out.result = status(code::unschedulable);
+  return status::ok();
+}
+
+after_filter decide_after_filter(size_t feasible, bool explain) {
+  if (feasible == 0) return after_filter::unschedulable;
+  if (feasible == 1 && !explain) return after_filter::only_one;
+  return after_filter::prioritize;
+}
+
+status pre_score_step(const framework& fwk, cycle_state& state, const pod_info& pod,
+                      const std::vector<const node_info*>& feasible) {
+  auto s = fwk.run_pre_score(state, pod, feasible);
+  return s.is_success() ? s : status::error(s.message());
+}
+
+status score_step(const framework& fwk, const cycle_state& state, const pod_info& pod,
+                  const std::vector<const node_info*>& nodes, std::vector<std::vector<node_score>>& raw) {
+  auto s = fwk.score_nodes(state, pod, nodes, raw);
+  return s.is_success() ? s : status::error(s.message());
+}
+
+status finish_scores(const framework& fwk, const cycle_state& state, const pod_info& pod,
+                     size_t nodes, std::vector<std::vector<node_score>>& raw, std::vector<int64_t>& totals) {
+  auto s = fwk.normalize_and_weigh(state, pod, raw, totals);
+  if (!s.is_success()) return status::error(s.message());
+  if (fwk.score_plugin_count() == 0) totals.assign(nodes, 1);
+  return s;
+}
+
+size_t select_host(const std::vector<int64_t>& totals, std::mt19937_64& rng) {
+  size_t best = 0;
+  size_t ties = 1;
+  for (size_t i = 1; i < totals.size(); ++i) {
+    if (totals[i] > totals[best]) {
+      best = i;
+      ties = 1;
+    } else if (totals[i] == totals[best]) {
+      ++ties;
+      if (std::uniform_int_distribution<size_t>(0, ties - 1)(rng) == 0) best = i;
+    }
+  }
+  return best;
+}
+
+namespace {
+
+void rank_others(const std::vector<int64_t>& totals, size_t best, const std::vector<uint32_t>& feasible_idx,
+                 std::vector<uint32_t>& ranked) {
+  thread_local std::vector<uint32_t> by_score;
+  by_score.resize(totals.size());
+  for (size_t i = 0; i < by_score.size(); ++i) by_score[i] = static_cast<uint32_t>(i);
+  std::stable_sort(by_score.begin(), by_score.end(), [&](uint32_t a, uint32_t b) { return totals[a] > totals[b]; });
+  ranked.clear();
+  ranked.reserve(by_score.size());
+  for (uint32_t i : by_score)
+    if (i != best) ranked.push_back(feasible_idx[i]);
+}
+
+}  // namespace
+
+schedule_result schedule_one(const framework& fwk, cycle_state& state, const pod_info& pod, const snapshot& snap,
+                             size_t start, std::mt19937_64& rng, std::vector<uint32_t>* ranked,
+                             const std::string& nominated) {
+  schedule_result out;
+  auto clock = std::chrono::steady_clock::now();
+  pre_filter_result pr;
+  out.result = pre_filter_step(fwk, state, pod, snap, pr, out);
+  out.pre_filter_ns = since(clock);
+  if (!out.result.is_success()) return out;
+  if (long idx = nominated_node_step(fwk, state, pod, snap, nominated); idx >= 0) {
+    out.node = idx;
+    out.nominated = true;
+    out.feasible = 1;
     return out;
   }
-  if (feasible.size() == 1) {
-    out.node = feasible_idx.front();
+  candidate_nodes candidates(snap, pr, start, out.statuses);
+  thread_local filtered_nodes found;
+  found.clear();
+  find_nodes_that_pass_filters(fwk, state, pod, snap, candidates, 0, candidates.size(), candidates.want(fwk), false,
+                               found);
+  out.filter_ns = since(clock);
+  out.examined = found.examined;
+  out.feasible = found.feasible.size();
+  if (found.error.get_code() == code::error) {
+    out.result = found.error;
     return out;
   }
-  s = fwk.run_pre_score(state, pod, feasible);
+  switch (decide_after_filter(found.feasible.size(), false)) {
+    case after_filter::unschedulable:
+      for (auto& [idx, s] : found.failed) out.statuses.statuses.emplace(snap.node(idx).name, std::move(s));
+      out.result = status(code::unschedulable);
+      return out;
+    case after_filter::only_one:
+      out.node = found.feasible.front();
+      return out;
+    case after_filter::prioritize: break;
+  }
+  thread_local std::vector<const node_info*> feasible;
+  feasible.clear();
+  for (auto idx : found.feasible) feasible.push_back(&snap.node(idx));
+  out.result = pre_score_step(fwk, state, pod, feasible);
   out.pre_score_ns = since(clock);
-  if (!s.is_success()) {
-    out.result = status::error(s.message());
-    return out;
-  }
-  size_t k = fwk.score_plugin_count();
+  if (!out.result.is_success()) return out;
   // Per plugin, per node (NormalizeScore's shape); reused across pods on this thread.
   thread_local std::vector<std::vector<node_score>> raw;
-  s = fwk.score_nodes(state, pod, feasible, raw);
-  if (!s.is_success()) {
-    out.result = status::error(s.message());
-    return out;
-  }
   thread_local std::vector<int64_t> totals;
-  s = fwk.normalize_and_weigh(state, pod, raw, totals);
-  if (!s.is_success()) {
-    out.result = status::error(s.message());
-    return out;
-  }
-  if (k == 0) totals.assign(feasible.size(), 1);  // kube: with no score plugins every node scores 1
+  out.result = score_step(fwk, state, pod, feasible, raw);
+  if (out.result.is_success()) out.result = finish_scores(fwk, state, pod, feasible.size(), raw, totals);
   out.score_ns = since(clock);
+  if (!out.result.is_success()) return out;
   size_t best = select_host(totals, rng);
-  out.node = feasible_idx[best];
-  if (ranked) {
-    thread_local std::vector<uint32_t> by_score;
-    by_score.resize(feasible.size());
-    for (size_t i = 0; i < by_score.size(); ++i) by_score[i] = static_cast<uint32_t>(i);
-    std::stable_sort(by_score.begin(), by_score.end(), [&](uint32_t a, uint32_t b) { return totals[a] > totals[b]; });
-    ranked->clear();
-    ranked->reserve(by_score.size());
-    for (uint32_t i : by_score)
-      if (i != best) ranked->push_back(feasible_idx[i]);
-  }
+  out.node = found.feasible[best];
+  if (ranked) rank_others(totals, best, found.feasible, *ranked);
   return out;
+}
+
+status recheck_node(const framework& fwk, const pod_info& pod, const node_info& node, const snapshot_ptr& snap) {
+  cycle_state fresh;
+  fresh.set_snapshot(snap);
+  pre_filter_result pr;
+  schedule_result ignored;
+  auto s = pre_filter_step(fwk, fresh, pod, *snap, pr, ignored);
+  if (!s.is_success()) return s;
+  if (!pr.all_nodes() && !pr.node_names->count(node.name))
+    return status::unresolvable("node(s) didn't satisfy plugin(s)");
+  return fwk.run_filter_with_nominated_pods(fresh, pod, node, *snap);
 }
 
 }  // namespace kas::fw
