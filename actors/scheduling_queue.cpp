@@ -171,6 +171,49 @@ bool to_framework_event(const cluster_change& ch, fw::cluster_event& ev, fw::eve
   return false;
 }
 
+// A cluster change, after the cache applied it: the queue's own (unscheduled) pods come and go, and
+// the change, as a framework event, may move rejected pods back (QueueingHints).
+void on_cluster_change(self_ptr self, const cluster_change& ch, const cluster_change_ptr& keepalive) {
+  auto& q = *self->state.q;
+  auto now = queue_state::clock::now();
+  using t = cluster_event_type;
+  if (ch.type == t::synced) {
+    self->state.synced = true;
+    self->state.wiring->synced->store(true, std::memory_order_release);
+    serve_waiting(self);
+    return;
+  }
+  if (ch.type == t::pod_add && ch.new_pod->node_name.empty()) q.add(ch.new_pod, now);
+  // A status-only write (PodScheduled condition) is not an update the queue reacts to (kube's
+  // isPodUpdated ignores status).
+  if (ch.conditions_only) return;
+  if (ch.type == t::pod_update && ch.new_pod->node_name.empty()) q.update(ch.old_pod, ch.new_pod, now);
+  if (ch.type == t::pod_update && !ch.new_pod->node_name.empty() && ch.old_pod->node_name.empty()) {
+    // Bound (by us or by another scheduler): no longer the queue's, unless still in flight here.
+    if (q.where(ch.new_pod->uid) != queue_location::in_flight) q.remove(ch.new_pod->uid);
+    uncount(self->state, ch.new_pod->uid);
+  }
+  if (ch.type == t::pod_delete && ch.old_pod->node_name.empty()) {
+    q.remove(ch.old_pod->uid);
+    uncount(self->state, ch.old_pod->uid);
+  }
+  fw::cluster_event ev;
+  fw::event_objects objs;
+  if (to_framework_event(ch, ev, objs)) q.on_event(ev, objs, keepalive, now);
+  serve_waiting(self);
+}
+
+// scheduler_queue_incoming_pods_total{queue, event}, its series resolved once per (queue, event).
+void observe_incoming(queue_actor_state& st, queue_location queue, std::string_view event) {
+  auto& by_event = st.incoming[queue == queue_location::active ? 0 : queue == queue_location::backoff ? 1 : 2];
+  auto it = by_event.find(event);
+  if (it == by_event.end()) {
+    auto* c = &st.wiring->metrics->queue_incoming_pods.counter_series({to_string(queue), std::string(event)});
+    it = by_event.emplace(std::string(event), c).first;
+  }
+  it->second->inc_single_writer();
+}
+
 queue_actor spawn_scheduling_queue(caf::actor_system& sys, std::vector<fw::framework_ptr> frameworks,
                                    const scheduling_queue_options& opts, std::shared_ptr<const pipeline> wiring) {
   return sys.spawn([frameworks, opts, wiring](self_ptr self) -> queue_actor::behavior_type {
@@ -179,49 +222,13 @@ queue_actor spawn_scheduling_queue(caf::actor_system& sys, std::vector<fw::frame
     self->state.wiring = wiring;
     self->state.probe = make_probe(*wiring, "scheduling_queue");
     auto* st_ptr = &self->state;
-    self->state.q->set_incoming_observer([st_ptr](queue_location queue, std::string_view event) {
-      auto& st = *st_ptr;
-      std::string_view qv(to_string(queue));
-      auto& by_event = st.incoming[queue == queue_location::active ? 0 : queue == queue_location::backoff ? 1 : 2];
-      auto it = by_event.find(event);
-      if (it == by_event.end()) {
-        auto* c = &st.wiring->metrics->queue_incoming_pods.counter_series({std::string(qv), std::string(event)});
-        it = by_event.emplace(std::string(event), c).first;
-      }
-      it->second->inc_single_writer();
-    });
+    self->state.q->set_incoming_observer(
+      [st_ptr](queue_location queue, std::string_view event) { observe_incoming(*st_ptr, queue, event); });
     self->delayed_send(self, std::chrono::seconds(1), tick_atom::value);
     return {
       [=](event_atom, const cluster_change_ptr& ch) {
         auto probe_scope = self->state.probe->begin_handler(self);
-        auto& q = *self->state.q;
-        auto now = queue_state::clock::now();
-        using t = cluster_event_type;
-        if (ch->type == t::synced) {
-          self->state.synced = true;
-          self->state.wiring->synced->store(true, std::memory_order_release);
-          serve_waiting(self);
-          return;
-        }
-        // The queue's own pods: unscheduled ones.
-        if (ch->type == t::pod_add && ch->new_pod->node_name.empty()) q.add(ch->new_pod, now);
-        // A status-only write (PodScheduled condition) is not an update the queue reacts to (kube's
-        // isPodUpdated ignores status).
-        if (ch->conditions_only) return;
-        if (ch->type == t::pod_update && ch->new_pod->node_name.empty()) q.update(ch->old_pod, ch->new_pod, now);
-        if (ch->type == t::pod_update && !ch->new_pod->node_name.empty() && ch->old_pod->node_name.empty()) {
-          // Bound (by us or by another scheduler): no longer the queue's, unless still in flight here.
-          if (q.where(ch->new_pod->uid) != queue_location::in_flight) q.remove(ch->new_pod->uid);
-          uncount(self->state, ch->new_pod->uid);
-        }
-        if (ch->type == t::pod_delete && ch->old_pod->node_name.empty()) {
-          q.remove(ch->old_pod->uid);
-          uncount(self->state, ch->old_pod->uid);
-        }
-        fw::cluster_event ev;
-        fw::event_objects objs;
-        if (to_framework_event(*ch, ev, objs)) q.on_event(ev, objs, ch, now);
-        serve_waiting(self);
+        on_cluster_change(self, *ch, ch);
       },
       [=](pop_atom, uint32_t n) -> caf::typed_response_promise<std::vector<queued_pod_ptr>> {
         auto probe_scope = self->state.probe->begin_handler(self);
