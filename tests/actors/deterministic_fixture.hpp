@@ -160,7 +160,7 @@ public:
                     << (next ? caf::to_string(next->content()) : std::string("none"));
       return std::nullopt;
     }
-    auto out = next->content().template get_as_tuple<Ts...>();
+    std::tuple<Ts...> out = next->content().template get_as_tuple<Ts...>();  // a copy: the handler may move the content
     sched.run_once();
     return out;
   }
