@@ -400,6 +400,19 @@ void explain_filters(pod_cycle& pc, uint32_t idx, const std::vector<fw::filter_v
   pc.explain.filters.emplace_back(pc.snap->node(idx).name, std::move(row));
 }
 
+// Range `c` of `pc`'s cycle, for a worker.
+template <class Work>
+std::shared_ptr<Work> range_work_for(const pod_cycle& pc, size_t c, const std::shared_ptr<const fw::cycle_state>& cstate) {
+  auto work = std::make_shared<Work>();
+  work->cycle = pc.id;
+  work->range = static_cast<uint32_t>(c);
+  work->fwk = pc.fwk;
+  work->pod = pc.queued->pod;
+  work->state = cstate;
+  work->snap = pc.snap;
+  return work;
+}
+
 void fan_out_filter(self_ptr self, pod_cycle& pc) {
   auto& st = self->state;
   auto& workers = st.wiring->workers;
@@ -411,13 +424,7 @@ void fan_out_filter(self_ptr self, pod_cycle& pc) {
   std::shared_ptr<const fw::cycle_state> cstate = pc.state;
   pc.filtered.clear();
   for (size_t c = 0; c * per < total && c < w; ++c) {
-    auto work = std::make_shared<filter_work>();
-    work->cycle = pc.id;
-    work->range = static_cast<uint32_t>(c);
-    work->fwk = pc.fwk;
-    work->pod = pc.queued->pod;
-    work->state = cstate;
-    work->snap = pc.snap;
+    auto work = range_work_for<filter_work>(pc, c, cstate);
     work->candidates = pc.candidates;
     work->begin = c * per;
     work->end = std::min(total, (c + 1) * per);
@@ -485,13 +492,7 @@ void fan_out_score(self_ptr self, pod_cycle& pc) {
   std::shared_ptr<const fw::cycle_state> cstate = pc.state;
   pc.scored.clear();
   for (size_t c = 0; c * per < total; ++c) {
-    auto work = std::make_shared<score_work>();
-    work->cycle = pc.id;
-    work->range = static_cast<uint32_t>(c);
-    work->fwk = pc.fwk;
-    work->pod = pc.queued->pod;
-    work->state = cstate;
-    work->snap = pc.snap;
+    auto work = range_work_for<score_work>(pc, c, cstate);
     work->nodes.assign(pc.feasible.begin() + c * per, pc.feasible.begin() + std::min(total, (c + 1) * per));
     auto& dest = workers[c % workers.size()];
     if (!await(self, pc, stage::scoring, dest)) return fail(self, pc, fw::status::error("worker down"));

@@ -140,15 +140,20 @@ struct cycle_ctx {
 };
 using cycle_ctx_ptr = std::shared_ptr<cycle_ctx>;
 
-// Stage "filter a range" (driver -> worker): one range [begin, end) of one pod's candidate nodes,
-// searched for `want` feasible nodes (0 = all). Answered by filtered_range.
-struct filter_work {
+// What every node-range stage sends a worker: which cycle and range, and the pod's cycle as the
+// driver holds it after PreFilter (or PreScore).
+struct range_work {
   uint64_t cycle = 0;
   uint32_t range = 0;  // position of this range in the examination order
   fw::framework_ptr fwk;
   pod_info_ptr pod;
   std::shared_ptr<const fw::cycle_state> state;
   snapshot_ptr snap;
+};
+
+// Stage "filter a range" (driver -> worker): one range [begin, end) of one pod's candidate nodes,
+// searched for `want` feasible nodes (0 = all). Answered by filtered_range.
+struct filter_work : range_work {
   std::shared_ptr<const fw::candidate_nodes> candidates;
   size_t begin = 0, end = 0;
   size_t want = 0;
@@ -165,13 +170,7 @@ struct filtered_range {
 
 // Stage "score a range" (driver -> worker): Score plugins over some feasible nodes (snapshot
 // indexes) after the driver's PreScore. Answered by scored_range.
-struct score_work {
-  uint64_t cycle = 0;
-  uint32_t range = 0;
-  fw::framework_ptr fwk;
-  pod_info_ptr pod;
-  std::shared_ptr<const fw::cycle_state> state;
-  snapshot_ptr snap;
+struct score_work : range_work {
   std::vector<uint32_t> nodes;
 };
 using score_work_ptr = std::shared_ptr<const score_work>;
