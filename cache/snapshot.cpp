@@ -7,8 +7,15 @@
 namespace kas {
 
 long snapshot::index_of(std::string_view name) const {
-  auto it = index_->find(std::string(name));
-  return it == index_->end() ? -1 : static_cast<long>(it->second);
+  const index_map& shard = *index_[shard_of(name)];
+  auto it = shard.find(std::string(name));
+  return it == shard.end() ? -1 : static_cast<long>(it->second);
+}
+
+snapshot::index_map& snapshot::mutable_index(std::string_view name) {
+  auto& shard = index_[shard_of(name)];
+  if (shard.use_count() != 1) shard = std::make_shared<index_map>(*shard);
+  return const_cast<index_map&>(*shard);
 }
 
 snapshot snapshot::with_node(size_t i, node_info_ptr n, uint64_t generation) const {
@@ -18,10 +25,8 @@ snapshot snapshot::with_node(size_t i, node_info_ptr n, uint64_t generation) con
   auto replaced = std::make_shared<chunk>(*chunks_[c]);
   const std::string& old_name = (*replaced)[i % chunk_size]->name;
   if (old_name != n->name) {
-    auto idx = std::make_shared<index_map>(*index_);
-    idx->erase(old_name);
-    (*idx)[n->name] = i;
-    out.index_ = std::move(idx);
+    out.mutable_index(old_name).erase(old_name);
+    out.mutable_index(n->name)[n->name] = i;
   }
   out.update_affinity_lists(static_cast<uint32_t>(i), (*replaced)[i % chunk_size].get(), *n);
   out.update_image_counts((*replaced)[i % chunk_size].get(), n.get());
@@ -44,10 +49,8 @@ void snapshot::set_node(size_t i, node_info_ptr n, uint64_t generation) {
   auto& mine = const_cast<chunk&>(*slot_chunk);
   node_info_ptr& slot = mine[i % chunk_size];
   if (slot->name != n->name) {
-    if (index_.use_count() != 1) index_ = std::make_shared<index_map>(*index_);
-    auto& idx = const_cast<index_map&>(*index_);
-    idx.erase(slot->name);
-    idx[n->name] = i;
+    mutable_index(slot->name).erase(slot->name);
+    mutable_index(n->name)[n->name] = i;
   }
   update_affinity_lists(static_cast<uint32_t>(i), slot.get(), *n);
   update_image_counts(slot.get(), n.get());
@@ -74,8 +77,7 @@ void snapshot::add_node(node_info_ptr n, uint64_t generation) {
   }
   // The name index is extended in place when no other snapshot shares it (the cache adding nodes
   // one by one before publishing); copying it every time made adding n nodes O(n^2).
-  if (index_.use_count() != 1) index_ = std::make_shared<index_map>(*index_);
-  const_cast<index_map&>(*index_)[n->name] = i;
+  mutable_index(n->name)[n->name] = i;
   update_affinity_lists(static_cast<uint32_t>(i), nullptr, *n);
   update_image_counts(nullptr, n.get());
   tail->push_back(std::move(n));
@@ -98,12 +100,11 @@ snapshot snapshot::without_node(std::string_view name, uint64_t generation) cons
   const size_t last = size_ - 1;
   snapshot out = *this;
   out.update_image_counts(&node(i), nullptr);
-  auto idx = std::make_shared<index_map>(*index_);
-  idx->erase(std::string(name));
+  out.mutable_index(name).erase(std::string(name));
   if (i != last) {
     // Move the last node into the hole.
     const node_info_ptr& moved = node_ptr(last);
-    (*idx)[moved->name] = i;
+    out.mutable_index(moved->name)[moved->name] = i;
     auto hole = std::make_shared<chunk>(*chunks_[i / chunk_size]);
     (*hole)[i % chunk_size] = moved;
     out.chunks_[i / chunk_size] = std::move(hole);
@@ -115,7 +116,6 @@ snapshot snapshot::without_node(std::string_view name, uint64_t generation) cons
     out.chunks_.pop_back();
   else
     out.chunks_[last / chunk_size] = std::move(tail);
-  out.index_ = std::move(idx);
   out.size_ = last;
   out.generation_ = generation;
   // The last node moved into the hole: indexes changed, so the lists are rebuilt (node removal is

@@ -4,7 +4,9 @@
 // Structural sharing: nodes live in fixed-size chunks of shared_ptr<const node_info>. Replacing one
 // node copies that node and its chunk of pointers (64 pointers), never the whole node list, so a
 // snapshot per pod costs O(chunk), and old snapshots stay valid for readers still using them.
+#include <array>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -23,12 +25,13 @@ public:
   using nominated_map = std::unordered_map<std::string, std::vector<pod_info_ptr>>;
 
   snapshot()
-    : index_(std::make_shared<const index_map>()),
-      objects_(std::make_shared<const cluster_objects>()),
+    : objects_(std::make_shared<const cluster_objects>()),
       nominated_(std::make_shared<const nominated_map>()),
       affinity_nodes_(std::make_shared<const std::vector<uint32_t>>()),
       anti_affinity_nodes_(std::make_shared<const std::vector<uint32_t>>()),
-      image_nodes_(std::make_shared<const std::unordered_map<std::string, int64_t>>()) {}
+      image_nodes_(std::make_shared<const std::unordered_map<std::string, int64_t>>()) {
+    for (auto& shard : index_) shard = std::make_shared<const index_map>();
+  }
 
   // Namespaces, workload selectors, PDBs (never null).
   const cluster_objects& objects() const { return *objects_; }
@@ -83,7 +86,13 @@ public:
 private:
   using index_map = std::unordered_map<std::string, size_t>;
   std::vector<std::shared_ptr<const chunk>> chunks_;
-  std::shared_ptr<const index_map> index_;
+  // The name index, sharded by name hash: a node added or removed copies one shard (~nodes/64
+  // entries) when a published snapshot shares it, not the whole index. Copying the whole index on
+  // every churned node was most of the cache's cost per change at 5000 nodes.
+  static constexpr size_t index_shards = 64;
+  std::array<std::shared_ptr<const index_map>, index_shards> index_;
+  static size_t shard_of(std::string_view name) { return std::hash<std::string_view>{}(name) % index_shards; }
+  index_map& mutable_index(std::string_view name);  // copy-on-write of the name's shard
   cluster_objects_ptr objects_;
   std::shared_ptr<const nominated_map> nominated_;
   // Kept by the builders; copied only when a node's membership changes (or a node is removed).
