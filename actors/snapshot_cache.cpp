@@ -88,6 +88,53 @@ void publish_size(const cache_actor_state& st, bool with_assumed = false) {
   if (with_assumed) s.cache_assumed().set(static_cast<double>(st.cache->assumed_count()));
 }
 
+// Stage "assume": re-validate the chosen node if anything it depends on changed since the driver's
+// snapshot, then assume the pod on it; all in this one handler, so nothing interleaves.
+assume_reply assume(self_ptr self, const assume_request& req) {
+  auto& c = *self->state.cache;
+  assume_reply rep;
+  rep.cycle = req.cycle;
+  const node_info* node = c.node(req.node);
+  if (!node) {
+    rep.conflict = true;
+    rep.message = "node \"" + req.node + "\" no longer exists";
+    return rep;
+  }
+  auto snap = c.current();
+  if (req.global && snap->generation() != req.snapshot_generation) {
+    // Cross-node constraints (affinity, spread) may be broken by any change anywhere since
+    // the driver's snapshot. When only pods moved, and the log still holds every move, the
+    // cycle's PreFilter state is brought up to date with AddPod/RemovePod (kube's
+    // PreFilterExtensions) and the node is filtered: O(changes). Otherwise PreFilter runs
+    // again over the whole current snapshot: O(nodes).
+    auto s = revalidate_incremental(self->state, c, req, *node, snap);
+    if (!s) s = fw::recheck_node(*req.fwk, *req.pod, *node, snap);
+    if (!s->is_success()) {
+      rep.conflict = true;
+      rep.message = s->message();
+      return rep;
+    }
+  } else if (node->generation != req.node_generation) {
+    // The node changed after the driver evaluated it: re-run the node-local filters now.
+    auto s = req.fwk->run_filter_with_nominated_pods(*req.state, *req.pod, *node, *snap);
+    if (!s.is_success()) {
+      rep.conflict = true;
+      rep.message = s.message();
+      return rep;
+    }
+  }
+  auto assumed = with_node_name(*req.pod, req.node);
+  auto r = c.assume_pod(assumed, req.node);
+  if (!r) {
+    rep.message = r.err().message;
+    return rep;
+  }
+  rep.ok = true;
+  rep.assumed = assumed;
+  publish_size(self->state);
+  return rep;
+}
+
 }  // namespace
 
 snapshot_cache_actor spawn_snapshot_cache(caf::actor_system& sys, const cache_options& opts,
@@ -111,48 +158,7 @@ snapshot_cache_actor spawn_snapshot_cache(caf::actor_system& sys, const cache_op
       },
       [=](assume_atom, const assume_request& req) -> assume_reply {
         auto probe_scope = self->state.probe->begin_handler(self);
-        auto& c = *self->state.cache;
-        assume_reply rep;
-        rep.cycle = req.cycle;
-        const node_info* node = c.node(req.node);
-        if (!node) {
-          rep.conflict = true;
-          rep.message = "node \"" + req.node + "\" no longer exists";
-          return rep;
-        }
-        auto snap = c.current();
-        if (req.global && snap->generation() != req.snapshot_generation) {
-          // Cross-node constraints (affinity, spread) may be broken by any change anywhere since
-          // the driver's snapshot. When only pods moved, and the log still holds every move, the
-          // cycle's PreFilter state is brought up to date with AddPod/RemovePod (kube's
-          // PreFilterExtensions) and the node is filtered: O(changes). Otherwise PreFilter runs
-          // again over the whole current snapshot: O(nodes).
-          auto s = revalidate_incremental(self->state, c, req, *node, snap);
-          if (!s) s = fw::recheck_node(*req.fwk, *req.pod, *node, snap);
-          if (!s->is_success()) {
-            rep.conflict = true;
-            rep.message = s->message();
-            return rep;
-          }
-        } else if (node->generation != req.node_generation) {
-          // The node changed after the driver evaluated it: re-run the node-local filters now.
-          auto s = req.fwk->run_filter_with_nominated_pods(*req.state, *req.pod, *node, *snap);
-          if (!s.is_success()) {
-            rep.conflict = true;
-            rep.message = s.message();
-            return rep;
-          }
-        }
-        auto assumed = with_node_name(*req.pod, req.node);
-        auto r = c.assume_pod(assumed, req.node);
-        if (!r) {
-          rep.message = r.err().message;
-          return rep;
-        }
-        rep.ok = true;
-        rep.assumed = assumed;
-        publish_size(self->state);
-        return rep;
+        return assume(self, req);
       },
       [=](forget_atom, const std::string& uid) {
         auto probe_scope = self->state.probe->begin_handler(self);
