@@ -11,6 +11,7 @@
 
 #include "actors/cluster_store.hpp"
 #include "observability/actor_probe.hpp"
+#include "spdlog/spdlog.h"
 
 namespace kas {
 
@@ -63,9 +64,6 @@ struct watcher_slot {
   watcher_actor handle;
   change_coalescer pending;
   std::deque<cluster_change_batch_ptr> in_flight;  // oldest first
-  // A watcher that does not take batches (it answered the first with unexpected_message): it gets
-  // one (event_atom, cluster_change_ptr) per change, without flow control.
-  bool legacy = false;
 };
 
 struct cluster_state {
@@ -81,31 +79,20 @@ using cluster_self = cluster_actor::stateful_pointer<cluster_state>;
 
 void pump(cluster_self self, uint64_t id);
 
-void send_legacy(cluster_self, watcher_slot& w, const cluster_change_ptr& ch) {
-  caf::anon_send(caf::actor_cast<caf::actor>(w.handle), event_atom::value, ch);
-}
-
 void acknowledged(cluster_self self, uint64_t id) {
   auto it = self->state.watchers.find(id);
-  if (it == self->state.watchers.end() || it->second.legacy) return;
+  if (it == self->state.watchers.end()) return;
   it->second.in_flight.pop_front();
   pump(self, id);
 }
 
+// A batch's request failed: the watcher is gone (or does not take batches). It gets nothing more;
+// a core watcher's death is the supervisor's to report, this says which watch ended and why.
 void watch_failed(cluster_self self, uint64_t id, const caf::error& e) {
   auto it = self->state.watchers.find(id);
-  if (it == self->state.watchers.end() || it->second.legacy) return;
-  auto& w = it->second;
-  if (e != caf::sec::unexpected_message) {
-    self->state.watchers.erase(it);  // the watcher is gone
-    return;
-  }
-  // Resend what it did not take, in order, one change per message.
-  w.legacy = true;
-  for (auto& b : w.in_flight)
-    for (auto& ch : b->changes) send_legacy(self, w, ch);
-  w.in_flight.clear();
-  for (auto& ch : w.pending.take(std::numeric_limits<size_t>::max())) send_legacy(self, w, ch);
+  if (it == self->state.watchers.end()) return;
+  spdlog::warn("embedded_cluster: watch {} ended: {}", id, self->system().render(e));
+  self->state.watchers.erase(it);
 }
 
 // Sends batches while the watcher has credit.
@@ -114,7 +101,7 @@ void pump(cluster_self self, uint64_t id) {
   auto it = st.watchers.find(id);
   if (it == st.watchers.end()) return;
   auto& w = it->second;
-  while (!w.legacy && w.in_flight.size() < st.window && !w.pending.empty()) {
+  while (w.in_flight.size() < st.window && !w.pending.empty()) {
     auto b = std::make_shared<cluster_change_batch>();
     b->changes = w.pending.take(st.batch);
     cluster_change_batch_ptr batch = std::move(b);
@@ -129,10 +116,7 @@ void route(cluster_self self, const std::vector<cluster_change_ptr>& changes) {
   if (changes.empty()) return;
   auto& st = self->state;
   for (auto& [id, w] : st.watchers) {
-    for (auto& ch : changes) {
-      if (w.legacy) send_legacy(self, w, ch);
-      else w.pending.push(ch);
-    }
+    for (auto& ch : changes) w.pending.push(ch);
   }
   for (auto& [id, w] : st.watchers) pump(self, id);
 }

@@ -493,8 +493,8 @@ TEST(PipelineTest, PermitWaitAllowedByAnotherActor) {
 
 // --- a node deleted mid-run ------------------------------------------------------------------------
 
-using probe_actor =
-  caf::typed_actor<caf::reacts_to<event_atom, cluster_change_ptr>, caf::replies_to<stats_atom>::with<probe_report>>;
+using probe_actor = caf::typed_actor<caf::replies_to<event_atom, cluster_change_batch_ptr>::with<uint64_t>,
+                                     caf::replies_to<stats_atom>::with<probe_report>>;
 
 struct probe_state {
   std::set<std::string> deleted;
@@ -504,14 +504,17 @@ struct probe_state {
 // Watches the cluster's stream in resourceVersion order and flags a binding to a deleted node.
 probe_actor::behavior_type ordering_probe(probe_actor::stateful_pointer<probe_state> self) {
   return {
-    [=](event_atom, const cluster_change_ptr& ch) {
+    [=](event_atom, const cluster_change_batch_ptr& batch) -> uint64_t {
       auto& st = self->state;
-      st.report.events++;
-      if (ch->type == cluster_event_type::node_delete) st.deleted.insert(ch->old_node->name);
-      if (ch->type == cluster_event_type::node_add) st.deleted.erase(ch->new_node->name);
-      if (ch->type == cluster_event_type::pod_update && ch->old_pod->node_name.empty() &&
-          !ch->new_pod->node_name.empty() && st.deleted.count(ch->new_pod->node_name))
-        st.report.violations.push_back(ch->new_pod->name + " bound to deleted node " + ch->new_pod->node_name);
+      for (auto& ch : batch->changes) {
+        st.report.events++;
+        if (ch->type == cluster_event_type::node_delete) st.deleted.insert(ch->old_node->name);
+        if (ch->type == cluster_event_type::node_add) st.deleted.erase(ch->new_node->name);
+        if (ch->type == cluster_event_type::pod_update && ch->old_pod->node_name.empty() &&
+            !ch->new_pod->node_name.empty() && st.deleted.count(ch->new_pod->node_name))
+          st.report.violations.push_back(ch->new_pod->name + " bound to deleted node " + ch->new_pod->node_name);
+      }
+      return batch->changes.size();
     },
     [=](stats_atom) { return self->state.report; },
   };
