@@ -70,7 +70,8 @@ struct driver_state {
   // Answers arrive in the order asked (one sender, one receiver): FIFOs match them to cycles.
   std::deque<snapshot_waiter> snapshot_waiters;
   std::deque<uint64_t> eviction_waiters;
-  std::unordered_map<caf::actor_addr, std::string> down;  // actors seen down, with the reason
+  std::unordered_map<caf::actor_addr, std::string> names;  // the actors it monitors
+  std::unordered_map<caf::actor_addr, std::string> down;   // actors seen down, with the reason
   // Nominations from this driver's successful PostFilters (uid -> node), until the pod is assumed.
   // The queue may hand back the pod object from before its status.nominatedNodeName was set, so
   // the driver remembers what it nominated (kube's nominator holds the same).
@@ -651,44 +652,57 @@ void on_range(self_ptr self, uint64_t id, uint32_t range, stage at, std::vector<
 std::vector<fw::filtered_nodes>& filtered_slot(pod_cycle& pc) { return pc.filtered; }
 std::vector<scored_range>& scored_slot(pod_cycle& pc) { return pc.scored; }
 
+// The driver's state at spawn: its profiles, the extension-point series per profile, and the
+// monitors that are every stage's error path.
+void init(self_ptr self, const std::vector<fw::framework_ptr>& frameworks, const driver_options& opts,
+          const std::shared_ptr<const pipeline>& wiring) {
+  auto& st = self->state;
+  for (auto& f : frameworks) st.frameworks.emplace(f->scheduler_name(), f);
+  st.wiring = wiring;
+  st.opts = opts;
+  st.rng.seed(opts.seed);
+  st.probe = make_probe(*wiring, "cycle_driver-0");
+  if (auto* m = wiring->metrics.get()) {
+    for (auto& f : frameworks) {
+      auto& row = st.ep[f.get()];
+      for (size_t i = 0; i < driver_state::points; ++i)
+        for (size_t ok = 0; ok < 2; ++ok)
+          row[i][ok] = &m->framework_extension_point_duration.histogram_series(
+            {driver_state::point_names[i], ok == 0 ? "Success" : "Unschedulable", f->scheduler_name()});
+    }
+  }
+  // The error path of every stage: an actor a cycle waits on went down. Its cycles fail back into
+  // the queue (kube's FailureHandler, as an Error) and the driver stops pulling; the supervisor
+  // reports the death and stops the process.
+  auto watch = [&](const auto& handle, std::string name) {
+    self->monitor(handle);
+    st.names.emplace(caf::actor_cast<caf::actor_addr>(handle), std::move(name));
+  };
+  watch(wiring->queue, "scheduling_queue");
+  watch(wiring->cache, "snapshot_cache");
+  if (wiring->cluster) watch(wiring->cluster, "cluster source");
+  for (size_t i = 0; i < wiring->workers.size(); ++i) watch(wiring->workers[i], "filter_score_worker-" + std::to_string(i));
+  self->set_down_handler([self](caf::down_msg& dm) {
+    auto probe_scope = self->state.probe->begin_handler(self);
+    auto it = self->state.names.find(dm.source);
+    auto reason = (it != self->state.names.end() ? it->second : caf::to_string(dm.source)) + " (" +
+                  self->system().render(dm.reason) + ")";
+    spdlog::error("cycle_driver: {} is down; failing the cycles waiting on it", reason);
+    self->state.down.emplace(dm.source, reason);
+    fail_waiting_on(self, dm.source, reason);
+  });
+  self->set_error_handler([self](caf::error& err) {
+    auto probe_scope = self->state.probe->begin_handler(self);
+    spdlog::error("cycle_driver: error message: {}", self->system().render(err));
+  });
+}
+
 }  // namespace
 
 driver_actor spawn_cycle_driver(caf::actor_system& sys, std::vector<fw::framework_ptr> frameworks,
                                 const driver_options& opts, std::shared_ptr<const pipeline> wiring) {
   return sys.spawn([frameworks, opts, wiring](self_ptr self) -> driver_actor::behavior_type {
-    auto& st = self->state;
-    for (auto& f : frameworks) st.frameworks.emplace(f->scheduler_name(), f);
-    st.wiring = wiring;
-    st.opts = opts;
-    st.rng.seed(opts.seed);
-    st.probe = make_probe(*wiring, "cycle_driver-0");
-    if (auto* m = wiring->metrics.get()) {
-      for (auto& f : frameworks) {
-        auto& row = st.ep[f.get()];
-        for (size_t i = 0; i < driver_state::points; ++i)
-          for (size_t ok = 0; ok < 2; ++ok)
-            row[i][ok] = &m->framework_extension_point_duration.histogram_series(
-              {driver_state::point_names[i], ok == 0 ? "Success" : "Unschedulable", f->scheduler_name()});
-      }
-    }
-    // The error path of every stage: an actor a cycle waits on went down. Its cycles fail back into
-    // the queue (kube's FailureHandler, as an Error) and the driver stops pulling; the supervisor
-    // reports the death and stops the process.
-    self->monitor(wiring->queue);
-    self->monitor(wiring->cache);
-    if (wiring->cluster) self->monitor(wiring->cluster);
-    for (auto& w : wiring->workers) self->monitor(w);
-    self->set_down_handler([self](caf::down_msg& dm) {
-      auto probe_scope = self->state.probe->begin_handler(self);
-      auto reason = "actor " + caf::to_string(dm.source) + " (" + caf::to_string(dm.reason) + ")";
-      spdlog::error("cycle_driver: {} is down; failing the cycles waiting on it", reason);
-      self->state.down.emplace(dm.source, reason);
-      fail_waiting_on(self, dm.source, reason);
-    });
-    self->set_error_handler([self](caf::error& err) {
-      auto probe_scope = self->state.probe->begin_handler(self);
-      spdlog::error("cycle_driver: error message: {}", self->system().render(err));
-    });
+    init(self, frameworks, opts, wiring);
     return {
       [self](start_atom) {
         auto probe_scope = self->state.probe->begin_handler(self);

@@ -179,7 +179,7 @@ TEST_F(driver_actor_test, the_cache_going_down_fails_the_cycles_waiting_on_it_ba
   auto f = log("queue").last<requeue_atom, failure>();
   ASSERT_TRUE(f);
   EXPECT_EQ(std::get<1>(*f).result.get_code(), fw::code::error);
-  EXPECT_NE(std::get<1>(*f).message.find("scheduling cycle lost its actor"), std::string::npos);
+  EXPECT_NE(std::get<1>(*f).message.find("scheduling cycle lost its snapshot_cache ("), std::string::npos);
   // And it pulls no more pods: the pipeline is broken.
   EXPECT_EQ((log("queue").count<pop_atom, uint32_t>()), 1u);
 }
