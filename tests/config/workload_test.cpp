@@ -48,6 +48,7 @@ const std::vector<shipped_case>& shipped() {
     {"scale-5000.yaml", "Scale5000Nodes", 5000, 1000, 50000, 0},
     {"scale-15000.yaml", "Scale15000Nodes", 15000, 3000, 100000, 0},
     {"ci-small.yaml", "CISmall", 100, 50, 500, 0},
+    {"churn-soak.yaml", "ChurnSoak", 5000, 0, 100000, 0},
   };
   return cases;
 }
