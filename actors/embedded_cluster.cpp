@@ -95,20 +95,31 @@ void watch_failed(cluster_self self, uint64_t id, const caf::error& e) {
   self->state.watchers.erase(it);
 }
 
+// Sends one batch to watcher `id`; its reply returns the credit.
+void send_batch(cluster_self self, uint64_t id, watcher_slot& w, std::vector<cluster_change_ptr> changes) {
+  auto b = std::make_shared<cluster_change_batch>();
+  b->changes = std::move(changes);
+  cluster_change_batch_ptr batch = std::move(b);
+  w.in_flight.push_back(batch);
+  self->request(w.handle, caf::infinite, event_atom::value, batch)
+    .then(
+      [=](uint64_t) {
+        auto probe_scope = self->state.probe->begin_handler(self);
+        acknowledged(self, id);
+      },
+      [=](caf::error& e) {
+        auto probe_scope = self->state.probe->begin_handler(self);
+        watch_failed(self, id, e);
+      });
+}
+
 // Sends batches while the watcher has credit.
 void pump(cluster_self self, uint64_t id) {
   auto& st = self->state;
   auto it = st.watchers.find(id);
   if (it == st.watchers.end()) return;
   auto& w = it->second;
-  while (w.in_flight.size() < st.window && !w.pending.empty()) {
-    auto b = std::make_shared<cluster_change_batch>();
-    b->changes = w.pending.take(st.batch);
-    cluster_change_batch_ptr batch = std::move(b);
-    w.in_flight.push_back(batch);
-    self->request(w.handle, caf::infinite, event_atom::value, batch)
-      .then([=](uint64_t) { acknowledged(self, id); }, [=](caf::error& e) { watch_failed(self, id, e); });
-  }
+  while (w.in_flight.size() < st.window && !w.pending.empty()) send_batch(self, id, w, w.pending.take(st.batch));
 }
 
 // Queues changes for every watcher, then sends what credit allows.
@@ -116,9 +127,15 @@ void route(cluster_self self, const std::vector<cluster_change_ptr>& changes) {
   if (changes.empty()) return;
   auto& st = self->state;
   for (auto& [id, w] : st.watchers) {
+    // A watcher that keeps up (credit left, nothing waiting) gets the changes as they are: there is
+    // nothing to fold them into, and the coalescer's per-object bookkeeping is skipped.
+    if (w.pending.empty() && w.in_flight.size() < st.window && changes.size() <= st.batch) {
+      send_batch(self, id, w, changes);
+      continue;
+    }
     for (auto& ch : changes) w.pending.push(ch);
+    pump(self, id);
   }
-  for (auto& [id, w] : st.watchers) pump(self, id);
 }
 
 void add_watcher(cluster_self self, watcher_actor w, std::vector<cluster_change_ptr> initial) {
