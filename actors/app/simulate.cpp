@@ -122,6 +122,92 @@ void print_table(const std::vector<pod_result>& rows, const cluster_input& in, d
               rows.size() - scheduled - preempted, seconds);
 }
 
+// What a finished run left behind: every pod's latest outcome, the --explain records, the
+// preemption victims (the cluster's "Preempted" Events, one per evicted pod) and the Event counts.
+struct run_results {
+  std::vector<pod_outcome> outcomes;
+  std::vector<explain_record> explains;
+  std::unordered_map<std::string, cluster_event_record> preempted;
+  event_counts events{{"Scheduled", 0}, {"FailedScheduling", 0}};
+  int rc = 0;
+};
+
+// Waits until the queue is quiescent, then reads the results. False when a core actor died: the
+// wait for quiescence would never end, and the run ends (exit 3).
+bool collect_results(caf::actor_system& sys, caf::scoped_actor& self, const scheduler_instance& sched,
+                     const cluster_actor& cluster, bool explain, run_results& res) {
+  auto fail = [&](caf::error& e) { res.rc = 1, std::cerr << "error: " << sys.render(e) << "\n"; };
+  self->send(sched.supervisor, watch_atom::value);
+  if (await_reply(self, sched.wiring->queue, [&](queue_stats) {}, fail, done_atom::value)) return false;
+  self->request(sched.wiring->recorder, caf::infinite, outcomes_atom::value)
+    .receive([&](std::vector<pod_outcome>& o) { res.outcomes = std::move(o); }, fail);
+  self->request(cluster, caf::infinite, list_atom::value, cluster_event_record{})
+    .receive(
+      [&](std::vector<cluster_event_record>& evs) {
+        for (auto& ev : evs) {
+          res.events[ev.reason] += ev.count;
+          if (ev.reason == "Preempted") res.preempted[ev.pod_uid] = std::move(ev);
+        }
+      },
+      fail);
+  if (explain)
+    self->request(sched.wiring->recorder, caf::infinite, outcomes_atom::value, explain_record{})
+      .receive([&](std::vector<explain_record>& e) { res.explains = std::move(e); }, fail);
+  return true;
+}
+
+// Why a pending pod has no outcome: another scheduler's, or held by PreEnqueue (SchedulingGates).
+std::string never_popped_reason(const scheduler_instance& sched, const pod_info& p) {
+  const fw::framework* fwk = nullptr;
+  for (auto& f : sched.frameworks)
+    if (f->scheduler_name() == p.scheduler_name) fwk = f.get();
+  if (!fwk) return "schedulerName \"" + p.scheduler_name + "\" matches no profile; left to another scheduler";
+  // Its PreEnqueue status is the reason, e.g. "waiting for scheduling gates: [example.com/quota-check]".
+  auto s = fwk->run_pre_enqueue(p);
+  return s.is_success() ? "not scheduled" : s.message();
+}
+
+// One row per pending pod, and one per existing pod that was preempted. A victim reports
+// "Preempted", the node it was evicted from and the Event message: a pending pod scheduled earlier
+// in the run in place of "Scheduled", an existing pod as an extra row.
+std::vector<pod_result> build_rows(const cluster_input& in, const scheduler_instance& sched, const run_results& res) {
+  std::unordered_map<std::string, pod_outcome> by_uid;
+  for (auto& o : res.outcomes) by_uid[o.uid] = o;
+  std::unordered_map<std::string, const explain_record*> explain_by_pod;
+  for (auto& e : res.explains) explain_by_pod[e.pod_key] = &e;  // the last attempt wins
+  auto preempted = [&](pod_result& r) {
+    auto it = res.preempted.find(r.pod->uid);
+    if (it == res.preempted.end()) return false;
+    r.outcome.status = "Preempted";
+    r.outcome.node = it->second.node;
+    r.outcome.message = it->second.message;
+    return true;
+  };
+  std::vector<pod_result> rows;
+  for (auto& p : in.pending_pods) {
+    pod_result r;
+    r.pod = p;
+    auto it = by_uid.find(p->uid);
+    if (it != by_uid.end()) {
+      r.outcome = it->second;
+    } else {
+      r.outcome.status = "Unschedulable";
+      r.outcome.message = never_popped_reason(sched, *p);
+    }
+    auto e = explain_by_pod.find(p->ns + "/" + p->name);
+    if (e != explain_by_pod.end()) r.explain = e->second;
+    preempted(r);
+    rows.push_back(std::move(r));
+  }
+  for (auto& p : in.bound_pods) {
+    pod_result r;
+    r.pod = p;
+    r.outcome.uid = p->uid;
+    if (preempted(r)) rows.push_back(std::move(r));
+  }
+  return rows;
+}
+
 }  // namespace
 
 int run_simulate(const simulate_args& args) {
@@ -178,33 +264,9 @@ int run_simulate(const simulate_args& args) {
   auto& endpoint = served->endpoint;
 
   caf::scoped_actor self{sys};
-  // A core actor's death ends the wait for quiescence (it would never come) and the run (exit 3).
-  self->send(sched->supervisor, watch_atom::value);
-  int rc = 0;
-  std::vector<pod_outcome> outcomes;
-  std::vector<explain_record> explains;
-  auto died = await_reply(
-    self, sched->wiring->queue, [&](queue_stats) {},
-    [&](caf::error& e) { rc = 1, std::cerr << "error: " << sys.render(e) << "\n"; }, done_atom::value);
-  if (!died) self->request(sched->wiring->recorder, caf::infinite, outcomes_atom::value)
-    .receive([&](std::vector<pod_outcome>& o) { outcomes = std::move(o); },
-             [&](caf::error& e) { rc = 1, std::cerr << "error: " << sys.render(e) << "\n"; });
-  // Preemption victims: the cluster's "Preempted" Events (one per evicted pod).
-  std::unordered_map<std::string, cluster_event_record> preempted;
-  event_counts events{{"Scheduled", 0}, {"FailedScheduling", 0}};
-  if (!died) self->request(cluster, caf::infinite, list_atom::value, cluster_event_record{})
-    .receive(
-      [&](std::vector<cluster_event_record>& evs) {
-        for (auto& ev : evs) {
-          events[ev.reason] += ev.count;
-          if (ev.reason == "Preempted") preempted[ev.pod_uid] = std::move(ev);
-        }
-      },
-      [&](caf::error& e) { rc = 1, std::cerr << "error: " << sys.render(e) << "\n"; });
-  if (args.explain && !died)
-    self->request(sched->wiring->recorder, caf::infinite, outcomes_atom::value, explain_record{})
-      .receive([&](std::vector<explain_record>& e) { explains = std::move(e); },
-               [&](caf::error& e) { rc = 1, std::cerr << "error: " << sys.render(e) << "\n"; });
+  run_results res;
+  collect_results(sys, self, *sched, cluster, args.explain, res);  // false after a death: see below
+  int rc = res.rc;
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (endpoint) endpoint->stop();
   stop_scheduler(*sched);
@@ -216,56 +278,8 @@ int run_simulate(const simulate_args& args) {
   }
   if (rc != 0) return rc;
 
-  std::unordered_map<std::string, pod_outcome> by_uid;
-  for (auto& o : outcomes) by_uid[o.uid] = o;
-  std::unordered_map<std::string, const explain_record*> explain_by_pod;
-  for (auto& e : explains) explain_by_pod[e.pod_key] = &e;  // the last attempt wins
-  std::vector<pod_result> rows;
-  for (auto& p : input->pending_pods) {
-    pod_result r;
-    r.pod = p;
-    auto it = by_uid.find(p->uid);
-    if (it != by_uid.end()) {
-      r.outcome = it->second;
-    } else {
-      r.outcome.status = "Unschedulable";
-      const fw::framework* fwk = nullptr;
-      for (auto& f : sched->frameworks)
-        if (f->scheduler_name() == p->scheduler_name) fwk = f.get();
-      if (!fwk) {
-        r.outcome.message = "schedulerName \"" + p->scheduler_name + "\" matches no profile; left to another scheduler";
-      } else {
-        // Never popped: a PreEnqueue plugin (SchedulingGates) keeps it out of activeQ. Its status is
-        // the reason, e.g. "waiting for scheduling gates: [example.com/quota-check]".
-        auto s = fwk->run_pre_enqueue(*p);
-        r.outcome.message = s.is_success() ? "not scheduled" : s.message();
-      }
-    }
-    auto e = explain_by_pod.find(p->ns + "/" + p->name);
-    if (e != explain_by_pod.end()) r.explain = e->second;
-    rows.push_back(std::move(r));
-  }
-  // A victim reports "Preempted", the node it was evicted from and the Event message: a pending pod
-  // scheduled earlier in the run in place of "Scheduled", an existing pod as an extra row.
-  for (auto& r : rows) {
-    auto it = preempted.find(r.pod->uid);
-    if (it == preempted.end()) continue;
-    r.outcome.status = "Preempted";
-    r.outcome.node = it->second.node;
-    r.outcome.message = it->second.message;
-  }
-  for (auto& p : input->bound_pods) {
-    auto it = preempted.find(p->uid);
-    if (it == preempted.end()) continue;
-    pod_result r;
-    r.pod = p;
-    r.outcome.uid = p->uid;
-    r.outcome.status = "Preempted";
-    r.outcome.node = it->second.node;
-    r.outcome.message = it->second.message;
-    rows.push_back(std::move(r));
-  }
-  if (args.output == "json") print_json(rows, *input, seconds, events);
+  auto rows = build_rows(*input, *sched, res);
+  if (args.output == "json") print_json(rows, *input, seconds, res.events);
   else print_table(rows, *input, seconds);
   std::fflush(stdout);
   return 0;
