@@ -23,18 +23,12 @@ bad-unknown-flag
 CASES
 }
 
-if [ "${1:-}" = "--list" ]; then list_cases; exit 0; fi
-if [ $# -ne 3 ]; then echo "usage: $0 BINARY REPO_ROOT CASE | --list" >&2; exit 64; fi
-
-bin=$1
-root=$2
-name=$3
+source "$(dirname "$0")/cli_checks.sh"  # cli_case_args, fail, show, bad
+cli_case_args "$@"
 workloads=$root/bench/workloads
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-fail() { echo "FAIL [$name]: $*" >&2; exit 1; }
-show() { echo "--- stdout:"; cat "$tmp/out"; echo "--- stderr:"; cat "$tmp/err"; } >&2
 
 # run ARGS...: bench ARGS; sets rc, leaves $tmp/out and $tmp/err.
 run() {
@@ -75,7 +69,6 @@ if problems:
 PY
 }
 
-source "$(dirname "$0")/cli_checks.sh"  # bad
 
 ci=$workloads/ci-small.yaml
 case "$name" in

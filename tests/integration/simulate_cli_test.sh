@@ -65,19 +65,14 @@ events-summary
 CASES
 }
 
-if [ "${1:-}" = "--list" ]; then list_cases; exit 0; fi
-if [ $# -ne 3 ]; then echo "usage: $0 BINARY REPO_ROOT CASE | --list" >&2; exit 64; fi
-
-bin=$1
-root=$2
-name=$3
+source "$(dirname "$0")/cli_checks.sh"  # cli_case_args, fail, show, bad
+cli_case_args "$@"
 examples=$root/bench/examples
 fixtures=$root/tests/fixtures/manifests
 expected=$root/tests/integration/expected
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-fail() { echo "FAIL [$name]: $*" >&2; exit 1; }
 
 # run ARGS...: simulate with --output json; sets rc, leaves $tmp/out and $tmp/err.
 run() {
@@ -86,7 +81,6 @@ run() {
   [ "$rc" -ne 124 ] || { show; fail "simulate did not finish within ${KAS_SIMULATE_TIMEOUT:-60} s"; }
 }
 
-show() { echo "--- stdout:"; cat "$tmp/out"; echo "--- stderr:"; cat "$tmp/err"; } >&2
 
 # example NAME: bench/examples/NAME.{yaml,json} against expected/NAME.json.
 example() {
@@ -128,7 +122,6 @@ sys.exit(1)
 PY
 }
 
-source "$(dirname "$0")/cli_checks.sh"  # bad
 
 f=$fixtures
 case "$name" in

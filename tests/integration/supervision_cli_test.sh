@@ -19,18 +19,12 @@ bench-livez
 CASES
 }
 
-if [ "${1:-}" = "--list" ]; then list_cases; exit 0; fi
-if [ $# -ne 3 ]; then echo "usage: $0 BINARY REPO_ROOT CASE | --list" >&2; exit 64; fi
-
-bin=$1
-root=$2
-name=$3
+source "$(dirname "$0")/cli_checks.sh"  # cli_case_args, fail, show, bad
+cli_case_args "$@"
 tmp=$(mktemp -d)
 bench_pid=
 trap '[ -n "$bench_pid" ] && kill "$bench_pid" 2>/dev/null; rm -rf "$tmp"' EXIT
 
-fail() { echo "FAIL [$name]: $*" >&2; exit 1; }
-show() { echo "--- stdout:"; cat "$tmp/out"; echo "--- stderr:"; cat "$tmp/err"; } >&2
 
 case "$name" in
   simulate-*)
