@@ -258,27 +258,38 @@ std::vector<pod_info_ptr> cluster_store::pods() const {
 
 // --- change_coalescer ------------------------------------------------------------------------------
 
-std::string change_coalescer::key_of(const cluster_change& ch) {
+change_coalescer::object_key change_coalescer::key_of(const cluster_change& ch) {
   using t = cluster_event_type;
   switch (ch.type) {
     case t::pod_add:
-    case t::pod_update: return "p/" + ch.new_pod->uid;
-    case t::pod_delete: return "p/" + ch.old_pod->uid;
+    case t::pod_update: return {'p', ch.new_pod->uid};
+    case t::pod_delete: return {'p', ch.old_pod->uid};
     case t::node_add:
-    case t::node_update: return "n/" + ch.new_node->name;
-    case t::node_delete: return "n/" + ch.old_node->name;
-    case t::objects: return "o";
+    case t::node_update: return {'n', ch.new_node->name};
+    case t::node_delete: return {'n', ch.old_node->name};
+    case t::objects: return {'o', {}};
     case t::synced: break;
   }
   return {};
 }
 
+// The object an entry is about, viewed in the state the entry holds.
+change_coalescer::object_key change_coalescer::key_of(const entry& e) {
+  if (!e.folded) return key_of(*e.first);
+  if (e.last_pod) return {'p', e.last_pod->uid};
+  if (e.last_node) return {'n', e.last_node->name};
+  return {'o', {}};
+}
+
 void change_coalescer::push(cluster_change_ptr ch) {
-  std::string key = key_of(*ch);
-  if (!key.empty()) {
-    auto it = index_.find(key);
-    if (it != index_.end()) {
-      entry& e = entries_[it->second - base_];
+  object_key key = key_of(*ch);
+  uint64_t hash = std::hash<std::string_view>{}(key.id) * 31 + static_cast<unsigned char>(key.kind);
+  bool index_it = false;
+  if (key.kind != 0) {
+    auto it = index_.find(hash);
+    if (it == index_.end()) {
+      index_it = true;
+    } else if (entry& e = entries_[it->second - base_]; key_of(e) == key) {
       fold(e, *ch);
       if (e.folded && !e.seen && !e.merged.new_pod && !e.merged.new_node && !e.merged.objects) {
         // Created and deleted while waiting: the watcher never hears of it.
@@ -288,10 +299,12 @@ void change_coalescer::push(cluster_change_ptr ch) {
       }
       return;
     }
-    index_.emplace(key, base_ + entries_.size());
+    // else: another object with the same hash holds the slot; this change waits on its own.
   }
+  if (index_it) index_.emplace(hash, base_ + entries_.size());
   entry e;
-  e.key = std::move(key);
+  e.hash = hash;
+  e.indexed = index_it;
   e.seen = ch->old_pod || ch->old_node;
   e.first = std::move(ch);
   entries_.push_back(std::move(e));
@@ -349,7 +362,7 @@ std::vector<cluster_change_ptr> change_coalescer::take(size_t max) {
   while (!entries_.empty() && out.size() < max) {
     entry& e = entries_.front();
     if (!e.cancelled) {
-      if (!e.key.empty()) index_.erase(e.key);
+      if (e.indexed) index_.erase(e.hash);
       out.push_back(materialize(e));
       live_--;
     }

@@ -17,6 +17,7 @@
 #include <deque>
 #include <map>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -100,8 +101,16 @@ public:
   size_t size() const { return live_; }
 
 private:
+  // Which object a change is about: kind ('p' pod, 'n' node, 'o' the objects; 0 for synced, which
+  // never folds) and its uid or name, viewed in the change's own object (no copy).
+  struct object_key {
+    char kind = 0;
+    std::string_view id;
+    bool operator==(const object_key& o) const { return kind == o.kind && id == o.id; }
+  };
   struct entry {
-    std::string key;           // empty: never folds (synced)
+    uint64_t hash = 0;         // of its object_key
+    bool indexed = false;      // index_[hash] names this entry (later changes fold into it)
     cluster_change_ptr first;  // the change as pushed, while nothing folded into it
     bool folded = false;
     bool seen = false;         // the watcher knew the object before this entry
@@ -110,12 +119,15 @@ private:
     pod_info_ptr last_pod;     // latest non-null state, for a delete
     node_info_ptr last_node;
   };
-  static std::string key_of(const cluster_change& ch);
+  static object_key key_of(const cluster_change& ch);
+  static object_key key_of(const entry& e);
   static void fold(entry& e, const cluster_change& ch);
   static cluster_change_ptr materialize(entry& e);
   std::deque<entry> entries_;
   uint64_t base_ = 0;  // sequence number of entries_.front()
-  std::unordered_map<std::string, uint64_t> index_;  // key -> sequence number of its entry
+  // Hash of an object_key -> sequence number of the entry later changes fold into. Two objects
+  // whose keys collide do not fold: the second gets an entry of its own, outside the index.
+  std::unordered_map<uint64_t, uint64_t> index_;
   size_t live_ = 0;
 };
 

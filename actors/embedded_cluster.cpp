@@ -1,9 +1,8 @@
 // See embedded_cluster.hpp. The store (cluster_store) is plain data; this file is the actor around
 // it: each handler calls the store and routes the changes it returned to every watcher, under flow
-// control (per watcher: a change_coalescer of waiting changes and the batches in flight).
+// control (per watcher: a change_coalescer of waiting changes and the changes not yet credited).
 #include "actors/embedded_cluster.hpp"
 
-#include <deque>
 #include <functional>
 #include <limits>
 #include <map>
@@ -23,6 +22,7 @@ struct node_agent_state {
   cluster_actor cluster;
   size_t shard = 0, shards = 1;
   std::unordered_set<std::string> running;  // uids already started
+  watch_credit credit;
   std::unique_ptr<obs::actor_probe> probe;
   static inline const char* name = "node_agent";
 };
@@ -51,26 +51,26 @@ watcher_actor::behavior_type node_agent(agent_self self, cluster_actor cluster, 
   self->state.shards = shards;
   self->state.probe = std::make_unique<obs::actor_probe>(*metrics, "node_agent-" + std::to_string(shard));
   return {
-    [=](event_atom, const cluster_change_batch_ptr& batch) -> uint64_t {
+    [=](event_atom, const cluster_change_batch_ptr& batch) {
       auto probe_scope = self->state.probe->begin_handler(self);
       for (auto& ch : batch->changes) agent_observe(self, *ch);
-      return batch->changes.size();
+      self->state.credit.applied(self, *batch);
     },
   };
 }
 
-// One watcher: the changes it has not received yet, and the batches it has not acknowledged.
+// One watcher: the changes it has not received yet, and how many it received and has not credited.
 struct watcher_slot {
   watcher_actor handle;
   change_coalescer pending;
-  std::deque<cluster_change_batch_ptr> in_flight;  // oldest first
+  uint64_t in_flight = 0;
 };
 
 struct cluster_state {
   cluster_store store;
   std::map<uint64_t, watcher_slot> watchers;
   uint64_t next_watcher = 0;
-  size_t window = 2, batch = 256;
+  size_t window = 512, batch = 256;
   std::unique_ptr<obs::actor_probe> probe;
   static inline const char* name = "embedded_cluster";
 };
@@ -79,38 +79,37 @@ using cluster_self = cluster_actor::stateful_pointer<cluster_state>;
 
 void pump(cluster_self self, uint64_t id);
 
-void acknowledged(cluster_self self, uint64_t id) {
+// Watcher `id` applied n more changes.
+void credited(cluster_self self, uint64_t id, uint64_t n) {
   auto it = self->state.watchers.find(id);
   if (it == self->state.watchers.end()) return;
-  it->second.in_flight.pop_front();
+  auto& w = it->second;
+  w.in_flight -= std::min(n, w.in_flight);
   pump(self, id);
 }
 
-// A batch's request failed: the watcher is gone (or does not take batches). It gets nothing more;
-// a core watcher's death is the supervisor's to report, this says which watch ended and why.
-void watch_failed(cluster_self self, uint64_t id, const caf::error& e) {
-  auto it = self->state.watchers.find(id);
-  if (it == self->state.watchers.end()) return;
-  spdlog::warn("embedded_cluster: watch {} ended: {}", id, self->system().render(e));
-  self->state.watchers.erase(it);
+// A watcher went down: its watches end and it gets nothing more. A core watcher's death is the
+// supervisor's to report; this says which watch ended and why.
+void watcher_down(cluster_self self, const caf::down_msg& dm) {
+  auto& ws = self->state.watchers;
+  for (auto it = ws.begin(); it != ws.end();) {
+    if (it->second.handle.address() != dm.source) {
+      ++it;
+      continue;
+    }
+    spdlog::warn("embedded_cluster: watch {} ended: {}", it->first, self->system().render(dm.reason));
+    it = ws.erase(it);
+  }
 }
 
-// Sends one batch to watcher `id`; its reply returns the credit.
+// Sends one batch to watcher `id`; it costs credit for its size.
 void send_batch(cluster_self self, uint64_t id, watcher_slot& w, std::vector<cluster_change_ptr> changes) {
   auto b = std::make_shared<cluster_change_batch>();
   b->changes = std::move(changes);
-  cluster_change_batch_ptr batch = std::move(b);
-  w.in_flight.push_back(batch);
-  self->request(w.handle, caf::infinite, event_atom::value, batch)
-    .then(
-      [=](uint64_t) {
-        auto probe_scope = self->state.probe->begin_handler(self);
-        acknowledged(self, id);
-      },
-      [=](caf::error& e) {
-        auto probe_scope = self->state.probe->begin_handler(self);
-        watch_failed(self, id, e);
-      });
+  b->watch_id = id;
+  b->ack_every = std::max<uint64_t>(1, self->state.window / 4);
+  w.in_flight += b->changes.size();
+  self->send(w.handle, event_atom::value, cluster_change_batch_ptr(std::move(b)));
 }
 
 // Sends batches while the watcher has credit.
@@ -119,7 +118,8 @@ void pump(cluster_self self, uint64_t id) {
   auto it = st.watchers.find(id);
   if (it == st.watchers.end()) return;
   auto& w = it->second;
-  while (w.in_flight.size() < st.window && !w.pending.empty()) send_batch(self, id, w, w.pending.take(st.batch));
+  while (w.in_flight < st.window && !w.pending.empty())
+    send_batch(self, id, w, w.pending.take(std::min<uint64_t>(st.batch, st.window - w.in_flight)));
 }
 
 // Queues changes for every watcher, then sends what credit allows.
@@ -129,7 +129,7 @@ void route(cluster_self self, const std::vector<cluster_change_ptr>& changes) {
   for (auto& [id, w] : st.watchers) {
     // A watcher that keeps up (credit left, nothing waiting) gets the changes as they are: there is
     // nothing to fold them into, and the coalescer's per-object bookkeeping is skipped.
-    if (w.pending.empty() && w.in_flight.size() < st.window && changes.size() <= st.batch) {
+    if (w.pending.empty() && w.in_flight + changes.size() <= st.window && changes.size() <= st.batch) {
       send_batch(self, id, w, changes);
       continue;
     }
@@ -141,6 +141,7 @@ void route(cluster_self self, const std::vector<cluster_change_ptr>& changes) {
 void add_watcher(cluster_self self, watcher_actor w, std::vector<cluster_change_ptr> initial) {
   auto& st = self->state;
   uint64_t id = st.next_watcher++;
+  self->monitor(w);
   auto& slot = st.watchers[id];
   slot.handle = std::move(w);
   for (auto& ch : initial) slot.pending.push(std::move(ch));
@@ -161,6 +162,7 @@ cluster_actor::behavior_type cluster_behavior(cluster_self self) {
       auto probe_scope = begin();
       add_watcher(self, std::move(w), store->list());
     },
+    [=](credit_atom, uint64_t id, uint64_t n) { auto probe_scope = begin(); credited(self, id, n); },
     [=](create_atom, node_info_ptr n) { auto probe_scope = begin(); finish(self, store->put_node(std::move(n))); },
     [=](create_atom, pod_info_ptr p) { auto probe_scope = begin(); finish(self, store->create_pod(std::move(p))); },
     [=](create_atom, cluster_objects_ptr o) { auto probe_scope = begin(); finish(self, store->set_objects(std::move(o))); },
@@ -207,6 +209,10 @@ cluster_actor spawn_embedded_cluster(caf::actor_system& sys, const cluster_optio
     self->state.probe = std::make_unique<obs::actor_probe>(*metrics, "embedded_cluster");
     self->state.window = window;
     self->state.batch = batch;
+    self->set_down_handler([self](const caf::down_msg& dm) {
+      auto probe_scope = self->state.probe->begin_handler(self);
+      watcher_down(self, dm);
+    });
     // The node agents (kubelets) are linked: they go down with their cluster. They watch from the
     // start, so they see every pod.
     auto me = caf::actor_cast<cluster_actor>(self);

@@ -7,11 +7,14 @@
 // Bind follows the pods/binding subresource: 404 if the pod is gone, 409 if it is already bound.
 // Simulated node agents (node_agent) watch for pods bound to their nodes and report them Running.
 //
-// Flow control: the cluster sends each watcher batches of changes as requests and keeps at most
-// `watch_window` batches unacknowledged; the watcher's reply (after it applied the batch) returns
-// the credit. Changes waiting for credit coalesce per object (change_coalescer), so a slow watcher
+// Flow control: credit, counted in changes. The cluster keeps at most `watch_window` changes sent
+// and not yet credited per watcher, in batches of at most `watch_batch`. A watcher returns credit
+// cumulatively (watch_credit below): one credit message per `watch_window / 4` changes applied, not
+// one reply per batch, so a watcher that keeps up costs the cluster almost nothing beyond the
+// batches. Changes waiting for credit coalesce per object (change_coalescer), so a slow watcher
 // receives the latest state of each object, not every intermediate one, and the cluster's memory is
-// bounded by the number of objects, not by the rate of change.
+// bounded by the number of objects, not by the rate of change. The cluster monitors its watchers: a
+// watcher that goes down gets nothing more.
 #include <caf/all.hpp>
 
 #include "actors/protocol.hpp"
@@ -23,12 +26,14 @@ class metrics_registry;
 namespace kas {
 
 using watcher_actor = caf::typed_actor<
-  // Changes in the cluster, in order; reply (the number applied) once applied: that returns credit.
-  caf::replies_to<event_atom, cluster_change_batch_ptr>::with<uint64_t>>;
+  // Changes in the cluster, in order. Once applied, the watcher returns credit through watch_credit.
+  caf::reacts_to<event_atom, cluster_change_batch_ptr>>;
 
 using cluster_actor = caf::typed_actor<
   // Subscribe: the current state as Add events, then every change.
   caf::reacts_to<watch_atom, watcher_actor>,
+  // A watcher applied n more changes of watch id: credit for n more.
+  caf::reacts_to<credit_atom, uint64_t, uint64_t>,
   // Create a node / a pod (pods with spec.nodeName are created bound).
   caf::reacts_to<create_atom, node_info_ptr>, caf::reacts_to<create_atom, pod_info_ptr>,
   // Replace the non-pod, non-node objects (namespaces, workload selectors, PDBs).
@@ -62,8 +67,31 @@ struct cluster_options {
   // Actor metrics ("embedded_cluster", "node_agent-<i>", actor_pool_workers{pool="node_agent"});
   // null = obs::default_registry(). Must outlive the cluster.
   obs::metrics_registry* metrics = nullptr;
-  size_t watch_window = 2;   // batches in flight per watcher, unacknowledged
-  size_t watch_batch = 256;  // changes per batch, at most
+  size_t watch_window = 512;  // changes in flight per watcher, sent and not yet credited
+  size_t watch_batch = 256;   // changes per batch, at most
+};
+
+// A watcher's side of the flow control. Call `applied` after applying a batch: it returns credit to
+// the batch's sender once `ack_every` changes of that watch are owed (the cluster never waits on a
+// watcher that has fewer than that owed, since its window is larger).
+class watch_credit {
+public:
+  template <class Self>
+  void applied(Self* self, const cluster_change_batch& b) {
+    uint64_t& n = owed_for(b.watch_id);
+    n += b.changes.size();
+    if (n < b.ack_every) return;
+    if (auto to = caf::actor_cast<cluster_actor>(self->current_sender())) self->send(to, credit_atom::value, b.watch_id, n);
+    n = 0;
+  }
+
+private:
+  uint64_t& owed_for(uint64_t watch_id) {
+    for (auto& [id, n] : owed_)
+      if (id == watch_id) return n;
+    return owed_.emplace_back(watch_id, 0).second;
+  }
+  std::vector<std::pair<uint64_t, uint64_t>> owed_;  // per watch (usually one)
 };
 
 cluster_actor spawn_embedded_cluster(caf::actor_system& sys, const cluster_options& opts);

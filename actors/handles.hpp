@@ -15,8 +15,8 @@
 namespace kas {
 
 using snapshot_cache_actor = caf::typed_actor<
-  // Cluster changes (the cluster source's watch); applied and forwarded to the queue; the reply returns credit.
-  caf::replies_to<event_atom, cluster_change_batch_ptr>::with<uint64_t>,
+  // Cluster changes (the cluster source's watch); applied, forwarded to the queue, then credited.
+  caf::reacts_to<event_atom, cluster_change_batch_ptr>,
   // Reserve: assume a pod on a node, re-validating the node if it changed since evaluation.
   caf::replies_to<assume_atom, assume_request>::with<assume_reply>,
   // Forget an assumed pod (its binding failed or was rejected).

@@ -56,6 +56,7 @@ using list_atom = caf::atom_constant<caf::atom("list")>;
 using evict_atom = caf::atom_constant<caf::atom("evict")>;
 using nominate_atom = caf::atom_constant<caf::atom("nominate")>;
 using delpod_atom = caf::atom_constant<caf::atom("delpod")>;
+using credit_atom = caf::atom_constant<caf::atom("credit")>;
 
 // --- cluster events ------------------------------------------------------------------------------
 
@@ -79,9 +80,13 @@ struct cluster_change {
 };
 using cluster_change_ptr = std::shared_ptr<const cluster_change>;
 
-// Changes delivered to a watcher in one message, in order; the watcher's reply returns the credit.
+// Changes delivered to a watcher in one message, in order. Credit is counted in changes: once the
+// watcher has applied `ack_every` changes of watch `watch_id` that it has not credited yet, it sends
+// (credit_atom, watch_id, n) back to the batch's sender (watch_credit in embedded_cluster.hpp).
 struct cluster_change_batch {
   std::vector<cluster_change_ptr> changes;
+  uint64_t watch_id = 0;
+  uint64_t ack_every = 1;
 };
 using cluster_change_batch_ptr = std::shared_ptr<const cluster_change_batch>;
 

@@ -14,6 +14,7 @@ struct cache_actor_state {
   std::shared_ptr<const pipeline> wiring;
   std::chrono::nanoseconds ttl{0};
   std::unique_ptr<obs::actor_probe> probe;
+  watch_credit credit;  // owed to the cluster for applied changes
   std::vector<const scheduler_cache::pod_change*> changes;  // scratch for revalidate_incremental
   static inline const char* name = "snapshot_cache";
 };
@@ -146,15 +147,15 @@ snapshot_cache_actor spawn_snapshot_cache(caf::actor_system& sys, const cache_op
     self->state.probe = make_probe(*wiring, "snapshot_cache");
     self->delayed_send(self, std::chrono::seconds(1), tick_atom::value);
     return {
-      [=](event_atom, const cluster_change_batch_ptr& batch) -> uint64_t {
+      [=](event_atom, const cluster_change_batch_ptr& batch) {
         auto probe_scope = self->state.probe->begin_handler(self);
         for (auto& ch : batch->changes) {
           apply(*self->state.cache, *ch);
           self->send(self->state.wiring->queue, event_atom::value, ch);
         }
         publish_size(self->state);
-        // Returning answers the cluster's request: the batch is applied, it may send more.
-        return batch->changes.size();
+        // The batch is applied: the cluster may send more.
+        self->state.credit.applied(self, *batch);
       },
       [=](assume_atom, const assume_request& req) -> assume_reply {
         auto probe_scope = self->state.probe->begin_handler(self);

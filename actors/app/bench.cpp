@@ -60,8 +60,8 @@ namespace {
 // A watch on the cluster, as scheduler_perf's informer: a pod counts as scheduled when an update
 // first gives it a nodeName.
 using bench_watcher_actor = caf::typed_actor<
-  // Cluster changes (the watch); the reply returns the cluster's credit.
-  caf::replies_to<event_atom, cluster_change_batch_ptr>::with<uint64_t>,
+  // Cluster changes (the watch), credited once observed.
+  caf::reacts_to<event_atom, cluster_change_batch_ptr>,
   // Await these pods (uids): progress counts them.
   caf::reacts_to<wait_atom, std::vector<std::string>>,
   // {bound in total, awaited, awaited and bound, nodes seen}. Given the previous progress (awaited
@@ -76,6 +76,7 @@ struct watcher_state {
   std::unordered_set<std::string> awaited;
   uint64_t awaited_bound = 0;
   uint64_t nodes = 0;
+  watch_credit credit;
   bench_clock::time_point origin;
   std::optional<caf::typed_response_promise<std::vector<uint64_t>>> pending;
   std::vector<uint64_t> stats() const { return {log->bound_at.size(), awaited.size(), awaited_bound, nodes}; }
@@ -114,9 +115,9 @@ bench_watcher_actor spawn_watcher(caf::actor_system& sys, bench_clock::time_poin
   return sys.spawn([origin](watcher_self self) -> bench_watcher_actor::behavior_type {
     self->state.origin = origin;
     return {
-      [=](event_atom, const cluster_change_batch_ptr& batch) -> uint64_t {
+      [=](event_atom, const cluster_change_batch_ptr& batch) {
         for (auto& ch : batch->changes) watcher_observe(self, *ch);
-        return batch->changes.size();
+        self->state.credit.applied(self, *batch);
       },
       [=](wait_atom, const std::vector<std::string>& uids) {
         auto& st = self->state;

@@ -1,7 +1,7 @@
 // The snapshot_cache actor, stepped by hand on CAF's test coordinator: snapshot replies, Reserve
 // (assume) accepted or refused when the node changed since the driver's snapshot, forget, and the
 // cluster-change flow (a batch is applied, then each change is forwarded to the queue, then the
-// batch is acknowledged to the cluster). The cluster and queue are recorders
+// batch is credited to the cluster). The cluster and queue are recorders
 // (deterministic_fixture.hpp); scheduler_cache_test covers the cache's data structure alone.
 #include <gtest/gtest.h>
 
@@ -133,9 +133,28 @@ TEST_F(cache_actor_test, a_change_is_applied_then_forwarded_to_the_queue_then_ac
   auto snap = snapshot();
   ASSERT_TRUE(snap);
   EXPECT_NE(snap->find("n2"), nullptr) << "the queue never sees a change the snapshot does not show";
-  auto acks = log("cluster").all<uint64_t>();
-  ASSERT_EQ(acks.size(), 2u) << "one credit reply per batch";
-  EXPECT_EQ(std::get<0>(acks.back()), 1u);
+  auto credits = log("cluster").all<credit_atom, uint64_t, uint64_t>();
+  ASSERT_EQ(credits.size(), 2u) << "batches that ask for credit after every change";
+  EXPECT_EQ(std::get<2>(credits.back()), 1u);
+}
+
+TEST_F(cache_actor_test, credit_goes_back_once_ack_every_changes_are_applied_not_per_batch) {
+  auto cache = start({make_node(node("n1"))});
+  size_t before = log("cluster").count<credit_atom, uint64_t, uint64_t>();
+  for (int i = 2; i <= 7; ++i) {
+    auto b = std::make_shared<cluster_change_batch>();
+    b->changes = {node_added(make_node(node("n" + std::to_string(i))))};
+    b->watch_id = 7;
+    b->ack_every = 3;
+    send_as("cluster", cache, event_atom::value, cluster_change_batch_ptr(b));
+    run();
+    auto credits = log("cluster").all<credit_atom, uint64_t, uint64_t>();
+    ASSERT_EQ(credits.size() - before, static_cast<size_t>((i - 1) / 3)) << "after change " << i - 1;
+    if (credits.size() > before) {
+      EXPECT_EQ(std::get<1>(credits.back()), 7u) << "the batch's watch";
+      EXPECT_EQ(std::get<2>(credits.back()), 3u) << "every change owed, at once";
+    }
+  }
 }
 
 }  // namespace

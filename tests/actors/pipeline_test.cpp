@@ -493,10 +493,11 @@ TEST(PipelineTest, PermitWaitAllowedByAnotherActor) {
 
 // --- a node deleted mid-run ------------------------------------------------------------------------
 
-using probe_actor = caf::typed_actor<caf::replies_to<event_atom, cluster_change_batch_ptr>::with<uint64_t>,
+using probe_actor = caf::typed_actor<caf::reacts_to<event_atom, cluster_change_batch_ptr>,
                                      caf::replies_to<stats_atom>::with<probe_report>>;
 
 struct probe_state {
+  watch_credit credit;
   std::set<std::string> deleted;
   probe_report report;
 };
@@ -504,7 +505,7 @@ struct probe_state {
 // Watches the cluster's stream in resourceVersion order and flags a binding to a deleted node.
 probe_actor::behavior_type ordering_probe(probe_actor::stateful_pointer<probe_state> self) {
   return {
-    [=](event_atom, const cluster_change_batch_ptr& batch) -> uint64_t {
+    [=](event_atom, const cluster_change_batch_ptr& batch) {
       auto& st = self->state;
       for (auto& ch : batch->changes) {
         st.report.events++;
@@ -514,7 +515,7 @@ probe_actor::behavior_type ordering_probe(probe_actor::stateful_pointer<probe_st
             !ch->new_pod->node_name.empty() && st.deleted.count(ch->new_pod->node_name))
           st.report.violations.push_back(ch->new_pod->name + " bound to deleted node " + ch->new_pod->node_name);
       }
-      return batch->changes.size();
+      st.credit.applied(self, *batch);
     },
     [=](stats_atom) { return self->state.report; },
   };
