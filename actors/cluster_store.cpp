@@ -282,6 +282,16 @@ change_coalescer::object_key change_coalescer::key_of(const entry& e) {
 }
 
 void change_coalescer::push(cluster_change_ptr ch) {
+  if (!folding_ && plain_.size() < fold_after_) {
+    plain_.push_back(std::move(ch));
+    live_++;
+    return;
+  }
+  folding_ = true;
+  push_folded(std::move(ch));
+}
+
+void change_coalescer::push_folded(cluster_change_ptr ch) {
   object_key key = key_of(*ch);
   uint64_t hash = std::hash<std::string_view>{}(key.id) * 31 + static_cast<unsigned char>(key.kind);
   bool index_it = false;
@@ -359,6 +369,11 @@ cluster_change_ptr change_coalescer::materialize(entry& e) {
 std::vector<cluster_change_ptr> change_coalescer::take(size_t max) {
   std::vector<cluster_change_ptr> out;
   out.reserve(std::min(max, live_));
+  while (!plain_.empty() && out.size() < max) {
+    out.push_back(std::move(plain_.front()));
+    plain_.pop_front();
+    live_--;
+  }
   while (!entries_.empty() && out.size() < max) {
     entry& e = entries_.front();
     if (!e.cancelled) {
@@ -369,6 +384,7 @@ std::vector<cluster_change_ptr> change_coalescer::take(size_t max) {
     entries_.pop_front();
     base_++;
   }
+  if (live_ == 0) folding_ = false;
   return out;
 }
 

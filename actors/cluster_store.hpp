@@ -92,8 +92,13 @@ private:
 //   pending (seen -> latest) + delete  = delete of the last state
 //   pending delete + add               = update (seen -> new)
 // `objects` keeps the latest; `synced` never folds. Order is the first appearance of each object.
+//
+// Folding costs a lookup and an entry per change, and only pays when a watcher is far behind. So the
+// first `fold_after` waiting changes are kept as they are, in order; past that, until the watcher
+// has taken everything, changes fold. Memory stays bounded by fold_after plus the number of objects.
 class change_coalescer {
 public:
+  explicit change_coalescer(size_t fold_after = 0) : fold_after_(fold_after) {}
   void push(cluster_change_ptr ch);
   // Up to `max` changes, oldest first (coalesced changes are built here).
   std::vector<cluster_change_ptr> take(size_t max);
@@ -123,6 +128,10 @@ private:
   static object_key key_of(const entry& e);
   static void fold(entry& e, const cluster_change& ch);
   static cluster_change_ptr materialize(entry& e);
+  void push_folded(cluster_change_ptr ch);
+  size_t fold_after_;
+  bool folding_ = false;
+  std::deque<cluster_change_ptr> plain_;  // older than every entry
   std::deque<entry> entries_;
   uint64_t base_ = 0;  // sequence number of entries_.front()
   // Hash of an object_key -> sequence number of the entry later changes fold into. Two objects

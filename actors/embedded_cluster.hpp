@@ -32,8 +32,8 @@ using watcher_actor = caf::typed_actor<
 using cluster_actor = caf::typed_actor<
   // Subscribe: the current state as Add events, then every change.
   caf::reacts_to<watch_atom, watcher_actor>,
-  // A watcher applied n more changes of watch id: credit for n more.
-  caf::reacts_to<credit_atom, uint64_t, uint64_t>,
+  // The sending watcher applied n more changes: credit for n more.
+  caf::reacts_to<credit_atom, uint64_t>,
   // Create a node / a pod (pods with spec.nodeName are created bound).
   caf::reacts_to<create_atom, node_info_ptr>, caf::reacts_to<create_atom, pod_info_ptr>,
   // Replace the non-pod, non-node objects (namespaces, workload selectors, PDBs).
@@ -69,29 +69,26 @@ struct cluster_options {
   obs::metrics_registry* metrics = nullptr;
   size_t watch_window = 512;  // changes in flight per watcher, sent and not yet credited
   size_t watch_batch = 256;   // changes per batch, at most
+  // Changes waiting for a watcher are kept as they are up to this many; past it they fold per
+  // object (change_coalescer), which bounds the memory a watcher far behind costs.
+  size_t watch_fold_after = 32768;
 };
 
-// A watcher's side of the flow control. Call `applied` after applying a batch: it returns credit to
-// the batch's sender once `ack_every` changes of that watch are owed (the cluster never waits on a
-// watcher that has fewer than that owed, since its window is larger).
+// A watcher's side of the flow control (one watch per watcher). Call `applied` after applying a
+// batch: it returns credit to the batch's sender once `ack_every` changes are owed (the cluster
+// never waits on a watcher that owes fewer than that, since its window is larger).
 class watch_credit {
 public:
   template <class Self>
   void applied(Self* self, const cluster_change_batch& b) {
-    uint64_t& n = owed_for(b.watch_id);
-    n += b.changes.size();
-    if (n < b.ack_every) return;
-    if (auto to = caf::actor_cast<cluster_actor>(self->current_sender())) self->send(to, credit_atom::value, b.watch_id, n);
-    n = 0;
+    owed_ += b.changes.size();
+    if (owed_ < b.ack_every) return;
+    if (auto to = caf::actor_cast<cluster_actor>(self->current_sender())) self->send(to, credit_atom::value, owed_);
+    owed_ = 0;
   }
 
 private:
-  uint64_t& owed_for(uint64_t watch_id) {
-    for (auto& [id, n] : owed_)
-      if (id == watch_id) return n;
-    return owed_.emplace_back(watch_id, 0).second;
-  }
-  std::vector<std::pair<uint64_t, uint64_t>> owed_;  // per watch (usually one)
+  uint64_t owed_ = 0;
 };
 
 cluster_actor spawn_embedded_cluster(caf::actor_system& sys, const cluster_options& opts);

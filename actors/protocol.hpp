@@ -80,12 +80,12 @@ struct cluster_change {
 };
 using cluster_change_ptr = std::shared_ptr<const cluster_change>;
 
-// Changes delivered to a watcher in one message, in order. Credit is counted in changes: once the
-// watcher has applied `ack_every` changes of watch `watch_id` that it has not credited yet, it sends
-// (credit_atom, watch_id, n) back to the batch's sender (watch_credit in embedded_cluster.hpp).
+// Changes delivered to a watcher in one message, in order; one batch may go to several watchers.
+// Credit is counted in changes: once the watcher has applied `ack_every` changes it has not
+// credited yet, it sends (credit_atom, n) back to the batch's sender (watch_credit in
+// embedded_cluster.hpp), which knows the watcher by that message's sender.
 struct cluster_change_batch {
   std::vector<cluster_change_ptr> changes;
-  uint64_t watch_id = 0;
   uint64_t ack_every = 1;
 };
 using cluster_change_batch_ptr = std::shared_ptr<const cluster_change_batch>;

@@ -15,8 +15,9 @@ namespace {
 
 class cluster_actor_test : public deterministic_fixture {
 protected:
-  cluster_actor start(size_t window, size_t batch) {
+  cluster_actor start(size_t window, size_t batch, size_t fold_after = 0) {
     cluster_options opts;
+    opts.watch_fold_after = fold_after;
     opts.node_agents = 1;
     opts.metrics = &registry;
     opts.watch_window = window;
@@ -44,8 +45,8 @@ protected:
     for (auto& b : bs) n += b->changes.size();
     return n;
   }
-  void credit(const std::string& watcher, uint64_t watch_id, uint64_t n) {
-    send_as(watcher, cluster, credit_atom::value, watch_id, n);
+  void credit(const std::string& watcher, uint64_t n) {
+    send_as(watcher, cluster, credit_atom::value, n);
     run();
   }
   cluster_stats stats() { return ask<cluster_stats>(cluster, stats_atom::value).value_or(cluster_stats{}); }
@@ -65,7 +66,7 @@ TEST_F(cluster_actor_test, a_watcher_that_does_not_credit_gets_at_most_the_windo
   add_nodes(5);  // n0..n4 again: updates
   EXPECT_EQ(changes_in(batches("w")), 8u);
   // Credit for 8: the next 8 changes, in order.
-  credit("w", bs[0]->watch_id, 8);
+  credit("w", 8);
   bs = batches("w");
   EXPECT_EQ(changes_in(bs), 16u);
   EXPECT_EQ(bs.back()->changes.back()->new_node->name, "n14") << "after the objects and n0..n6, n7..n14";
@@ -77,13 +78,12 @@ TEST_F(cluster_actor_test, changes_waiting_for_credit_fold_into_the_latest_state
   watch("w");
   auto bs = batches("w");
   ASSERT_EQ(changes_in(bs), 4u);
-  uint64_t id = bs[0]->watch_id;
   // The objects and n0..n2 went; n3 and synced wait. n0 is updated three times meanwhile.
   for (auto cpu : {"5", "6", "7"}) {
     send(cluster, create_atom::value, make_node(node("n0", cpu)));
     run();
   }
-  credit("w", id, 4);
+  credit("w", 4);
   bs = batches("w");
   ASSERT_EQ(bs.size(), 2u);
   auto& second = bs[1]->changes;
@@ -93,6 +93,41 @@ TEST_F(cluster_actor_test, changes_waiting_for_credit_fold_into_the_latest_state
   EXPECT_EQ(second[2]->type, cluster_event_type::node_update);
   EXPECT_EQ(second[2]->new_node->allocatable.milli_cpu, 7000) << "the latest state";
   EXPECT_EQ(second[2]->old_node->allocatable.milli_cpu, 4000) << "against the state the watcher last saw";
+}
+
+TEST_F(cluster_actor_test, changes_fold_only_once_more_than_fold_after_wait) {
+  start(4, 4, 3);
+  add_nodes(1);
+  watch("w");
+  ASSERT_EQ(changes_in(batches("w")), 3u) << "the objects, n0, synced";
+  // Six updates of n0: the first fits the window; three wait as they are (fold_after 3); the last
+  // two fold into one.
+  for (int cpu = 5; cpu <= 10; ++cpu) {
+    send(cluster, create_atom::value, make_node(node("n0", std::to_string(cpu))));
+    run();
+  }
+  EXPECT_EQ(changes_in(batches("w")), 4u);
+  credit("w", 4);
+  auto bs = batches("w");
+  ASSERT_EQ(bs.size(), 3u);
+  auto& last = bs[2]->changes;
+  ASSERT_EQ(last.size(), 4u) << "three updates as they were, then one folded";
+  EXPECT_EQ(last[0]->new_node->allocatable.milli_cpu, 6000);
+  EXPECT_EQ(last[2]->new_node->allocatable.milli_cpu, 8000);
+  EXPECT_EQ(last[3]->old_node->allocatable.milli_cpu, 8000) << "folded against what the watcher then knew";
+  EXPECT_EQ(last[3]->new_node->allocatable.milli_cpu, 10000);
+}
+
+TEST_F(cluster_actor_test, watchers_that_keep_up_share_one_batch_object) {
+  start(64, 16);
+  watch("a");
+  watch("b");
+  add_nodes(1);
+  auto a = batches("a"), b = batches("b");
+  ASSERT_FALSE(a.empty());
+  ASSERT_FALSE(b.empty());
+  EXPECT_EQ(a.back().get(), b.back().get()) << "one allocation, not one per watcher";
+  EXPECT_EQ(a.back()->changes.front()->new_node->name, "n0");
 }
 
 TEST_F(cluster_actor_test, a_real_watcher_credits_as_it_applies_and_the_stream_goes_on) {
