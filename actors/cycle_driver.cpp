@@ -457,7 +457,7 @@ void start_node_range(self_ptr self, pod_cycle& pc) {
     return reserve(self, pc, static_cast<uint32_t>(nominated));
   }
   pc.candidates = std::make_shared<const fw::candidate_nodes>(*pc.snap, pr, st.next_start, pc.res.statuses);
-  pc.want = st.opts.explain ? pc.candidates->size() : pc.candidates->want(*pc.fwk);
+  pc.want = pc.candidates->want(*pc.fwk);
   fan_out_filter(self, pc);
 }
 
@@ -514,7 +514,7 @@ void after_filter(self_ptr self, pod_cycle& pc) {
     st.next_start = (st.next_start + std::min(pc.res.examined, pc.candidates->size())) % pc.snap->size();
   auto t0 = std::chrono::steady_clock::now();
   st.observe(pc.fwk.get(), driver_state::filter, !pc.feasible.empty(), (t0 - pc.phase_start).count(), *pc.queued->pod);
-  switch (fw::decide_after_filter(pc.feasible.size(), st.opts.explain)) {
+  switch (fw::decide_after_filter(pc.feasible.size())) {
     case fw::after_filter::unschedulable: return fail(self, pc, fw::status(fw::code::unschedulable));
     case fw::after_filter::only_one: return reserve(self, pc, pc.feasible.front());
     case fw::after_filter::prioritize: break;

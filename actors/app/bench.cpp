@@ -249,6 +249,8 @@ void print_json(const bench_result& r) {
   w.key("workload").value(r.workload).key("file").value(r.workload_file);
   w.key("nodes").value(i64(r.nodes)).key("initPods").value(i64(r.init_pods)).key("measuredPods").value(i64(r.measured_pods));
   w.key("scheduled").value(i64(r.scheduled)).key("unschedulable").value(i64(r.unschedulable));
+  w.key("stalled").value(r.stalled);
+  if (r.stalled) w.key("boundAtStall").value(i64(r.bound_at_stall));
   w.key("preempted").value(i64(r.preempted)).key("attempts").value(static_cast<int64_t>(r.attempts));
   w.key("events").begin_object().key("Scheduled").value(i64(r.events_scheduled));
   w.key("FailedScheduling").value(i64(r.events_failed_scheduling)).end_object();
@@ -283,6 +285,9 @@ void print_table(const bench_result& r) {
               r.record_metrics ? "on" : "off");
   std::printf("scheduled           %zu   unschedulable %zu   preempted %zu   attempts %llu\n", r.scheduled,
               r.unschedulable, r.preempted, static_cast<unsigned long long>(r.attempts));
+  if (r.stalled)
+    std::printf("STALLED             no pod bound for --stall-timeout; %zu awaited pods were bound then\n",
+                r.bound_at_stall);
   std::printf("throughput (pods/s) avg %.0f  p50 %.0f  p90 %.0f  p95 %.0f  p99 %.0f  (%zu windows of %.1f s)\n",
               r.throughput.avg, r.throughput.p50, r.throughput.p90, r.throughput.p95, r.throughput.p99,
               r.throughput.samples, r.window_seconds);
@@ -365,7 +370,9 @@ public:
         return 2;
       }
     }
-    return r_.violations.empty() ? 0 : 1;
+    if (r_.stalled) std::cerr << "error: the run stalled: " << r_.measured_pods - r_.scheduled << " of "
+                              << r_.measured_pods << " measured pods never bound\n";
+    return r_.violations.empty() && !r_.stalled ? 0 : 1;
   }
 
 private:
@@ -476,9 +483,11 @@ private:
       if (done) return true;
       if (died()) return false;
       if (now - last_change > std::chrono::seconds(args_.stall_timeout_s)) {
-        std::fprintf(stderr, "%s[bench] %s: no pod bound for %u s; %llu awaited pods left unscheduled\n",
+        std::fprintf(stderr, "%s[bench] %s: no pod bound for %u s; %llu of %llu awaited pods not bound\n",
                      tty ? "\n" : "", wl_.name.c_str(), args_.stall_timeout_s,
-                     static_cast<unsigned long long>(st[1] - st[2]));
+                     static_cast<unsigned long long>(st[1] - st[2]), static_cast<unsigned long long>(st[1]));
+        if (!r_.stalled) r_.bound_at_stall = st[2];
+        r_.stalled = true;
         return false;
       }
     }

@@ -30,6 +30,8 @@ struct bench_result {
   // Outcomes of the measured pods.
   size_t scheduled = 0;       // bound
   size_t unschedulable = 0;   // still pending at the end, with a reason
+  bool stalled = false;       // a wait for bindings gave up (--stall-timeout): the run is a failure
+  size_t bound_at_stall = 0;  // pods of the stalled wait bound when it gave up (more may bind later)
   size_t preempted = 0;       // victims evicted during the run (any pod)
   uint64_t attempts = 0;      // scheduling attempts (cycles), all pods
   uint64_t conflicts = 0;     // optimistic-validation rejections (retried without backoff)

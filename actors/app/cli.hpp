@@ -12,6 +12,9 @@ struct simulate_args {
   std::string config;
   std::string output = "table";  // json | table
   bool explain = false;
+  std::string explain_pod;   // --explain NAMESPACE/NAME: explain only this pod
+  uint32_t explain_top = 0;  // --explain-top N: list at most N nodes per pod (0: all)
+  bool fail_on_unschedulable = false;  // exit 1 when a pending pod of ours stays pending
   // --metrics-bind-address: /metrics, /healthz, /livez, /readyz while the run lasts. Empty (the
   // default for this batch command) or "0" = off. Validated by main.
   std::string metrics_bind_address;

@@ -13,15 +13,84 @@
 
 namespace {
 
+#ifndef KAS_VERSION
+#define KAS_VERSION "unknown"
+#endif
+
+const char* const simulate_help =
+  "usage: kube-actor-scheduler simulate --cluster FILE [flags]\n"
+  "\n"
+  "Replays Kubernetes manifests (Nodes, Pods, PriorityClasses, PodDisruptionBudgets, workloads, in\n"
+  "YAML or JSON, one or many documents, List objects included) in an embedded cluster and schedules\n"
+  "every pending pod through the whole pipeline, as kube-scheduler would. Prints where each pod landed\n"
+  "or why it did not. Exit codes: 0 done, 1 internal failure (or --fail-on-unschedulable), 2 bad input,\n"
+  "3 a core actor died.\n"
+  "\n"
+  "flags:\n"
+  "  --cluster FILE                 a manifest file; repeat for several (required)\n"
+  "  --config FILE                  KubeSchedulerConfiguration and/or ActorRuntimeConfiguration (YAML)\n"
+  "  --output, -o json|table        output format (default table)\n"
+  "  --explain [NAMESPACE/NAME]     every node's Filter verdicts and the Score plugins' scores, per\n"
+  "                                 pod or for one pod; the placement is the same as without it\n"
+  "  --explain-top N                with --explain: list at most N nodes per pod (the selected and\n"
+  "                                 the best scored first)\n"
+  "  --fail-on-unschedulable        exit 1 when a pending pod of ours stays unschedulable (for CI)\n"
+  "  --metrics-bind-address H:P     serve /metrics, /healthz, /livez, /readyz while the run lasts\n"
+  "                                 (default off; \"0\" is off)\n"
+  "  --logging-format text|json     log format on stderr (default text)\n"
+  "  -v N                           log verbosity as kube-scheduler's -v (2: decisions, 4+: detail)\n"
+  "  --help, -h                     this text\n";
+
+const char* const bench_help =
+  "usage: kube-actor-scheduler bench [flags]\n"
+  "\n"
+  "Runs a scheduler_perf-style workload (createNodes, createPods, churn, barrier ops) against the\n"
+  "embedded cluster and reports throughput (pods/s, windows, percentiles), latency, the raw kernel's\n"
+  "rate, peak RSS and invariant checks. Exit codes: 0 done, 1 a stall or an invariant violation,\n"
+  "2 bad input, 3 a core actor died.\n"
+  "\n"
+  "flags:\n"
+  "  --workload FILE                a workload file (default: the built-in SchedulingBasic)\n"
+  "  --config FILE                  KubeSchedulerConfiguration and/or ActorRuntimeConfiguration (YAML)\n"
+  "  --output, -o json|table        output format (default table)\n"
+  "  --report DIR                   also write an HTML report into DIR\n"
+  "  --batching on|off              override the config's batching of pods per cycle\n"
+  "  --window-ms N                  throughput sample window in milliseconds (default 1000)\n"
+  "  --stall-timeout S              give up when no awaited pod binds for S seconds (default 30)\n"
+  "  --linger S                     keep serving /metrics S seconds after the run\n"
+  "  --quiet                        no progress line on stderr\n"
+  "  --metrics-bind-address H:P     serve /metrics, /healthz, /livez, /readyz (default off)\n"
+  "  --logging-format text|json     log format on stderr (default text)\n"
+  "  -v N                           log verbosity as kube-scheduler's -v\n"
+  "  --help, -h                     this text\n";
+
+// A positive integer flag value (at most 86400000); false after one line on stderr naming the flag.
+bool positive_number(const std::string& flag, const std::string& v, uint32_t& out) {
+  try {
+    size_t used = 0;
+    long n = std::stol(v, &used);
+    if (used != v.size() || n < 1 || n > 86400000) throw std::out_of_range(v);
+    out = static_cast<uint32_t>(n);
+    return true;
+  } catch (const std::exception&) {
+    std::cerr << "error: " << flag << ": expected a positive number, got \"" << v << "\"\n";
+    return false;
+  }
+}
+
+bool wants_help(const char* arg) { return std::strcmp(arg, "--help") == 0 || std::strcmp(arg, "-h") == 0; }
+
 void usage(std::ostream& os) {
   os << "usage:\n"
         "  kube-actor-scheduler simulate --cluster FILE [--cluster FILE...] [--config FILE]\n"
-        "                                [--output json|table] [--explain] [-v N]\n"
+        "                                [--output json|table] [--explain [NS/NAME]] [--explain-top N]\n"
+        "                                [--fail-on-unschedulable] [-v N]\n"
         "                                [--metrics-bind-address HOST:PORT] [--logging-format text|json]\n"
         "  kube-actor-scheduler bench    [--workload FILE] [--config FILE] [--output json|table]\n"
         "                                [--report DIR] [--batching on|off] [--window-ms N]\n"
         "                                [--stall-timeout S] [--linger S] [--quiet] [-v N]\n"
-        "                                [--metrics-bind-address HOST:PORT] [--logging-format text|json]\n";
+        "                                [--metrics-bind-address HOST:PORT] [--logging-format text|json]\n"
+        "  kube-actor-scheduler SUBCOMMAND --help | --version\n";
 }
 
 // Accepts "--flag value" and "--flag=value".
@@ -76,6 +145,86 @@ bool take_common(int argc, char** argv, int& i, std::string& metrics_bind, int& 
   return false;
 }
 
+// `simulate FLAGS...`: parses argv[2..] and runs it.
+int simulate_command(int argc, char** argv) {
+  kas::simulate_args a;
+  for (int i = 2; i < argc; ++i) {
+    std::string v;
+    if (take(argc, argv, i, "--cluster", v)) {
+      if (v.empty()) return std::cerr << "error: --cluster needs a file\n", 2;
+      a.clusters.push_back(v);
+    } else if (take(argc, argv, i, "--config", v)) {
+      a.config = v;
+    } else if (take(argc, argv, i, "--output", v) || take(argc, argv, i, "-o", v)) {
+      a.output = v;
+    } else if (std::strcmp(argv[i], "--explain") == 0) {
+      a.explain = true;
+      // An optional NAMESPACE/NAME: the next argument when it is not a flag.
+      if (i + 1 < argc && argv[i + 1][0] != '-') {
+        a.explain_pod = argv[++i];
+        if (a.explain_pod.find('/') == std::string::npos) a.explain_pod = "default/" + a.explain_pod;
+      }
+    } else if (take(argc, argv, i, "--explain-top", v)) {
+      uint32_t n = 0;
+      if (!positive_number("--explain-top", v, n)) return 2;
+      a.explain = true;
+      a.explain_top = n;
+    } else if (std::strcmp(argv[i], "--fail-on-unschedulable") == 0) {
+      a.fail_on_unschedulable = true;
+    } else if (wants_help(argv[i])) {
+      std::cout << simulate_help;
+      return 0;
+    } else if (int rc = 0; take_common(argc, argv, i, a.metrics_bind_address, rc)) {
+      if (rc) return rc;
+    } else {
+      std::cerr << "error: simulate: unknown argument \"" << argv[i] << "\"\n";
+      usage(std::cerr);
+      return 2;
+    }
+  }
+  return kas::run_simulate(a);
+}
+
+// `bench FLAGS...`: parses argv[2..] and runs it.
+int bench_command(int argc, char** argv) {
+  kas::bench_args a;
+  auto number = positive_number;
+  for (int i = 2; i < argc; ++i) {
+    std::string v;
+    if (take(argc, argv, i, "--workload", v)) {
+      if (v.empty()) return std::cerr << "error: --workload needs a file\n", 2;
+      a.workload = v;
+    } else if (take(argc, argv, i, "--config", v)) {
+      a.config = v;
+    } else if (take(argc, argv, i, "--output", v) || take(argc, argv, i, "-o", v)) {
+      a.output = v;
+    } else if (take(argc, argv, i, "--report", v)) {
+      if (v.empty()) return std::cerr << "error: --report needs a directory\n", 2;
+      a.report = v;
+    } else if (take(argc, argv, i, "--batching", v)) {
+      a.batching = v.empty() ? "?" : v;
+    } else if (take(argc, argv, i, "--window-ms", v)) {
+      if (!number("--window-ms", v, a.window_ms)) return 2;
+    } else if (take(argc, argv, i, "--stall-timeout", v)) {
+      if (!number("--stall-timeout", v, a.stall_timeout_s)) return 2;
+    } else if (take(argc, argv, i, "--linger", v)) {
+      if (!number("--linger", v, a.linger_s)) return 2;
+    } else if (std::strcmp(argv[i], "--quiet") == 0) {
+      a.quiet = true;
+    } else if (wants_help(argv[i])) {
+      std::cout << bench_help;
+      return 0;
+    } else if (int rc = 0; take_common(argc, argv, i, a.metrics_bind_address, rc)) {
+      if (rc) return rc;
+    } else {
+      std::cerr << "error: bench: unknown argument \"" << argv[i] << "\"\n";
+      usage(std::cerr);
+      return 2;
+    }
+  }
+  return kas::run_bench(a);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -87,77 +236,14 @@ int main(int argc, char** argv) {
   // Logs go to stderr: stdout carries the command's output (JSON or table).
   spdlog::set_default_logger(spdlog::stderr_color_mt("kube-actor-scheduler"));
   set_verbosity(0);
-  if (cmd == "simulate") {
-    kas::simulate_args a;
-    for (int i = 2; i < argc; ++i) {
-      std::string v;
-      if (take(argc, argv, i, "--cluster", v)) {
-        if (v.empty()) return std::cerr << "error: --cluster needs a file\n", 2;
-        a.clusters.push_back(v);
-      } else if (take(argc, argv, i, "--config", v)) {
-        a.config = v;
-      } else if (take(argc, argv, i, "--output", v) || take(argc, argv, i, "-o", v)) {
-        a.output = v;
-      } else if (std::strcmp(argv[i], "--explain") == 0) {
-        a.explain = true;
-      } else if (int rc = 0; take_common(argc, argv, i, a.metrics_bind_address, rc)) {
-        if (rc) return rc;
-      } else {
-        std::cerr << "error: simulate: unknown argument \"" << argv[i] << "\"\n";
-        usage(std::cerr);
-        return 2;
-      }
-    }
-    return kas::run_simulate(a);
-  }
-  if (cmd == "bench") {
-    kas::bench_args a;
-    auto number = [](const std::string& flag, const std::string& v, uint32_t& out) {
-      try {
-        size_t used = 0;
-        long n = std::stol(v, &used);
-        if (used != v.size() || n < 1 || n > 86400000) throw std::out_of_range(v);
-        out = static_cast<uint32_t>(n);
-        return true;
-      } catch (const std::exception&) {
-        std::cerr << "error: " << flag << ": expected a positive number, got \"" << v << "\"\n";
-        return false;
-      }
-    };
-    for (int i = 2; i < argc; ++i) {
-      std::string v;
-      if (take(argc, argv, i, "--workload", v)) {
-        if (v.empty()) return std::cerr << "error: --workload needs a file\n", 2;
-        a.workload = v;
-      } else if (take(argc, argv, i, "--config", v)) {
-        a.config = v;
-      } else if (take(argc, argv, i, "--output", v) || take(argc, argv, i, "-o", v)) {
-        a.output = v;
-      } else if (take(argc, argv, i, "--report", v)) {
-        if (v.empty()) return std::cerr << "error: --report needs a directory\n", 2;
-        a.report = v;
-      } else if (take(argc, argv, i, "--batching", v)) {
-        a.batching = v.empty() ? "?" : v;
-      } else if (take(argc, argv, i, "--window-ms", v)) {
-        if (!number("--window-ms", v, a.window_ms)) return 2;
-      } else if (take(argc, argv, i, "--stall-timeout", v)) {
-        if (!number("--stall-timeout", v, a.stall_timeout_s)) return 2;
-      } else if (take(argc, argv, i, "--linger", v)) {
-        if (!number("--linger", v, a.linger_s)) return 2;
-      } else if (std::strcmp(argv[i], "--quiet") == 0) {
-        a.quiet = true;
-      } else if (int rc = 0; take_common(argc, argv, i, a.metrics_bind_address, rc)) {
-        if (rc) return rc;
-      } else {
-        std::cerr << "error: bench: unknown argument \"" << argv[i] << "\"\n";
-        usage(std::cerr);
-        return 2;
-      }
-    }
-    return kas::run_bench(a);
-  }
+  if (cmd == "simulate") return simulate_command(argc, argv);
+  if (cmd == "bench") return bench_command(argc, argv);
   if (cmd == "-h" || cmd == "--help" || cmd == "help") {
     usage(std::cout);
+    return 0;
+  }
+  if (cmd == "--version" || cmd == "version") {
+    std::cout << "kube-actor-scheduler " << KAS_VERSION << "\n";
     return 0;
   }
   std::cerr << "error: unknown command \"" << cmd << "\"\n";

@@ -2,7 +2,9 @@
 // where each pending pod landed, or why it did not.
 #include <chrono>
 #include <iostream>
+#include <algorithm>
 #include <map>
+#include <optional>
 #include <unordered_map>
 
 #include <caf/all.hpp>
@@ -22,11 +24,33 @@ namespace kas {
 
 namespace {
 
+// A pending pod for another scheduler.
+constexpr const char* skipped_status = "Skipped";
+
 struct pod_result {
   pod_info_ptr pod;
   pod_outcome outcome;
-  const explain_record* explain = nullptr;
+  std::optional<explain_record> explain;
 };
+
+// What --explain-top N keeps of a pod's record: the N best scored nodes, and the filter verdicts of
+// N nodes: the selected one, then the scored ones best first, then the rest in examination order.
+explain_record top_nodes(explain_record e, size_t n) {
+  if (n == 0) return e;
+  std::stable_sort(e.scores.begin(), e.scores.end(), [](auto& a, auto& b) { return a.total > b.total; });
+  std::unordered_map<std::string, size_t> rank;
+  rank[e.selected] = 0;
+  for (size_t i = 0; i < e.scores.size(); ++i) rank.emplace(e.scores[i].node, i + 1);
+  auto rank_of = [&](const std::string& node) {
+    auto it = rank.find(node);
+    return it == rank.end() ? e.scores.size() + 1 : it->second;
+  };
+  std::stable_sort(e.filters.begin(), e.filters.end(),
+                   [&](auto& a, auto& b) { return rank_of(a.first) < rank_of(b.first); });
+  if (e.scores.size() > n) e.scores.resize(n);
+  if (e.filters.size() > n) e.filters.resize(n);
+  return e;
+}
 
 // Events the cluster holds, by reason, counting each aggregated Event's occurrences (its count).
 using event_counts = std::map<std::string, int64_t>;
@@ -35,7 +59,7 @@ void print_json(const std::vector<pod_result>& rows, const cluster_input& in, do
                 const event_counts& events) {
   json_writer w;
   w.begin_object().key("pods").begin_array();
-  size_t scheduled = 0, unschedulable = 0, errors = 0, preempted = 0;
+  size_t scheduled = 0, unschedulable = 0, errors = 0, preempted = 0, skipped = 0;
   for (auto& r : rows) {
     w.begin_object();
     w.key("namespace").value(r.pod->ns).key("name").value(r.pod->name);
@@ -74,6 +98,7 @@ void print_json(const std::vector<pod_result>& rows, const cluster_input& in, do
     if (r.outcome.status == "Scheduled") ++scheduled;
     else if (r.outcome.status == "Error") ++errors;
     else if (r.outcome.status == "Preempted") ++preempted;
+    else if (r.outcome.status == skipped_status) ++skipped;
     else ++unschedulable;
   }
   w.end_array();
@@ -84,6 +109,7 @@ void print_json(const std::vector<pod_result>& rows, const cluster_input& in, do
   w.key("unschedulable").value(static_cast<int64_t>(unschedulable));
   w.key("errors").value(static_cast<int64_t>(errors));
   w.key("preempted").value(static_cast<int64_t>(preempted));
+  w.key("skipped").value(static_cast<int64_t>(skipped));
   w.key("existing").value(static_cast<int64_t>(in.bound_pods.size()));
   w.key("seconds").value(seconds);
   w.key("events").begin_object();
@@ -94,11 +120,12 @@ void print_json(const std::vector<pod_result>& rows, const cluster_input& in, do
 }
 
 void print_table(const std::vector<pod_result>& rows, const cluster_input& in, double seconds) {
-  size_t scheduled = 0, preempted = 0;
+  size_t scheduled = 0, preempted = 0, skipped = 0;
   std::printf("%-16s %-32s %-14s %-20s %s\n", "NAMESPACE", "NAME", "STATUS", "NODE", "MESSAGE");
   for (auto& r : rows) {
     if (r.outcome.status == "Scheduled") ++scheduled;
     if (r.outcome.status == "Preempted") ++preempted;
+    if (r.outcome.status == skipped_status) ++skipped;
     std::printf("%-16s %-32s %-14s %-20s %s\n", r.pod->ns.c_str(), r.pod->name.c_str(), r.outcome.status.c_str(),
                 r.outcome.node.empty() ? "<none>" : r.outcome.node.c_str(),
                 r.outcome.status == "Scheduled" ? "" : r.outcome.message.c_str());
@@ -109,7 +136,8 @@ void print_table(const std::vector<pod_result>& rows, const cluster_input& in, d
         std::printf("\n");
       }
       for (auto& row : r.explain->scores) {
-        std::printf("    score  %-20s total=%lld", row.node.c_str(), static_cast<long long>(row.total));
+        std::printf("    score  %-20s total=%lld  (plugin=raw/normalized/weighted)", row.node.c_str(),
+                    static_cast<long long>(row.total));
         for (auto& [plugin, raw, norm, weighted] : row.plugins)
           std::printf(" %s=%lld/%lld/%lld", plugin.c_str(), static_cast<long long>(raw), static_cast<long long>(norm),
                       static_cast<long long>(weighted));
@@ -117,9 +145,10 @@ void print_table(const std::vector<pod_result>& rows, const cluster_input& in, d
       }
     }
   }
-  std::printf("\n%zu nodes, %zu existing pods, %zu reported: %zu scheduled, %zu preempted, %zu not scheduled (%.3f s)\n",
-              in.nodes.size(), in.bound_pods.size(), rows.size(), scheduled, preempted,
-              rows.size() - scheduled - preempted, seconds);
+  std::printf(
+    "\n%zu nodes, %zu existing pods, %zu reported: %zu scheduled, %zu preempted, %zu not scheduled, %zu skipped (%.3f s)\n",
+    in.nodes.size(), in.bound_pods.size(), rows.size(), scheduled, preempted, rows.size() - scheduled - preempted - skipped,
+    skipped, seconds);
 }
 
 // What a finished run left behind: every pod's latest outcome, the --explain records, the
@@ -156,21 +185,32 @@ bool collect_results(caf::actor_system& sys, caf::scoped_actor& self, const sche
   return true;
 }
 
-// Why a pending pod has no outcome: another scheduler's, or held by PreEnqueue (SchedulingGates).
-std::string never_popped_reason(const scheduler_instance& sched, const pod_info& p) {
+// The outcome of a pending pod that was never popped: another scheduler's pod (Skipped, as
+// kube-scheduler ignores a pod whose schedulerName matches none of its profiles: it is neither
+// attempted nor unschedulable), or one held by PreEnqueue (SchedulingGates).
+pod_outcome never_popped(const scheduler_instance& sched, const pod_info& p) {
+  pod_outcome o;
+  o.uid = p.uid;
   const fw::framework* fwk = nullptr;
   for (auto& f : sched.frameworks)
     if (f->scheduler_name() == p.scheduler_name) fwk = f.get();
-  if (!fwk) return "schedulerName \"" + p.scheduler_name + "\" matches no profile; left to another scheduler";
+  if (!fwk) {
+    o.status = skipped_status;
+    o.message = "schedulerName \"" + p.scheduler_name + "\" matches no profile; left to another scheduler";
+    return o;
+  }
   // Its PreEnqueue status is the reason, e.g. "waiting for scheduling gates: [example.com/quota-check]".
   auto s = fwk->run_pre_enqueue(p);
-  return s.is_success() ? "not scheduled" : s.message();
+  o.status = "Unschedulable";
+  o.message = s.is_success() ? "not scheduled" : s.message();
+  return o;
 }
 
 // One row per pending pod, and one per existing pod that was preempted. A victim reports
 // "Preempted", the node it was evicted from and the Event message: a pending pod scheduled earlier
 // in the run in place of "Scheduled", an existing pod as an extra row.
-std::vector<pod_result> build_rows(const cluster_input& in, const scheduler_instance& sched, const run_results& res) {
+std::vector<pod_result> build_rows(const cluster_input& in, const scheduler_instance& sched, const run_results& res,
+                                   const simulate_args& args) {
   std::unordered_map<std::string, pod_outcome> by_uid;
   for (auto& o : res.outcomes) by_uid[o.uid] = o;
   std::unordered_map<std::string, const explain_record*> explain_by_pod;
@@ -191,11 +231,12 @@ std::vector<pod_result> build_rows(const cluster_input& in, const scheduler_inst
     if (it != by_uid.end()) {
       r.outcome = it->second;
     } else {
-      r.outcome.status = "Unschedulable";
-      r.outcome.message = never_popped_reason(sched, *p);
+      r.outcome = never_popped(sched, *p);
     }
-    auto e = explain_by_pod.find(p->ns + "/" + p->name);
-    if (e != explain_by_pod.end()) r.explain = e->second;
+    auto key = p->ns + "/" + p->name;
+    auto e = explain_by_pod.find(key);
+    if (e != explain_by_pod.end() && (args.explain_pod.empty() || args.explain_pod == key))
+      r.explain = top_nodes(*e->second, args.explain_top);
     preempted(r);
     rows.push_back(std::move(r));
   }
@@ -278,10 +319,18 @@ int run_simulate(const simulate_args& args) {
   }
   if (rc != 0) return rc;
 
-  auto rows = build_rows(*input, *sched, res);
+  auto rows = build_rows(*input, *sched, res, args);
   if (args.output == "json") print_json(rows, *input, seconds, res.events);
   else print_table(rows, *input, seconds);
   std::fflush(stdout);
+  if (args.fail_on_unschedulable) {
+    size_t pending = 0;
+    for (auto& r : rows) pending += r.outcome.status == "Unschedulable" || r.outcome.status == "Error";
+    if (pending) {
+      std::cerr << "error: " << pending << " pod(s) not scheduled (--fail-on-unschedulable)\n";
+      return 1;
+    }
+  }
   return 0;
 }
 

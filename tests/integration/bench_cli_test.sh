@@ -20,6 +20,7 @@ bad-output-format
 bad-batching
 bad-window-ms
 bad-unknown-flag
+stall-is-reported
 CASES
 }
 
@@ -123,6 +124,19 @@ case "$name" in
     [ "$rc" -eq 2 ] || { show; fail "exit code $rc, want 2"; }
     [ ! -s "$tmp/out" ] || { show; fail "stdout must be empty on bad input"; }
     head -n1 "$tmp/err" | grep -qF -- 'unknown argument "--frobnicate"' || { show; fail "first stderr line does not name --frobnicate"; } ;;
+  stall-is-reported)
+    # 4 of 20 pods can never bind: the wait stalls after 1 s, and the result says so honestly
+    # (the real counts, stalled: true) and the run exits 1, with the report still on stdout.
+    run --workload "$root/tests/fixtures/workloads/stall.yaml" --stall-timeout 1 --output json --quiet
+    [ "$rc" -eq 1 ] || { show; fail "exit code $rc, want 1"; }
+    python3 - "$tmp/out" <<'PY' || { show; fail "stalled result misreported"; }
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["stalled"] is True, r.get("stalled")
+assert (r["scheduled"], r["unschedulable"], r["measuredPods"]) == (16, 4, 20), (r["scheduled"], r["unschedulable"])
+assert r["boundAtStall"] == 16, r["boundAtStall"]
+PY
+    grep -qF "4 of 20 measured pods never bound" "$tmp/err" || { show; fail "stderr does not say what stalled"; } ;;
   *)
     fail "unknown case" ;;
 esac

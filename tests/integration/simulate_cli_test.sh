@@ -62,6 +62,11 @@ bad-logging-format
 logging-json
 logging-v4-extension-points
 events-summary
+other-scheduler-skipped
+fail-on-unschedulable
+help-and-version
+explain-keeps-placements
+explain-one-pod-top-nodes
 CASES
 }
 
@@ -294,6 +299,85 @@ PY
     python3 -c 'import json,sys; e=json.load(open(sys.argv[1]))["summary"]["events"]; assert e["Scheduled"]==2 and e["FailedScheduling"]>=1, e' \
       "$tmp/out" || { show; fail "summary.events wrong"; }
     ;;
+  other-scheduler-skipped)
+    # A pod for another scheduler is Skipped and counted apart, not reported unschedulable.
+    run --cluster "$f/other-scheduler.yaml" --fail-on-unschedulable
+    [ "$rc" -eq 0 ] || { show; fail "exit code $rc, want 0 (a skipped pod is not pending for us)"; }
+    python3 - "$tmp/out" <<'PY' || { show; fail "other-scheduler pod not reported as Skipped"; }
+import json, sys
+d = json.load(open(sys.argv[1]))
+pods = {p["name"]: p for p in d["pods"]}
+assert pods["ours"]["status"] == "Scheduled", pods["ours"]
+assert pods["batch-job"]["status"] == "Skipped", pods["batch-job"]
+assert "volcano" in pods["batch-job"]["message"], pods["batch-job"]
+s = d["summary"]
+assert (s["scheduled"], s["unschedulable"], s["skipped"]) == (1, 0, 1), s
+PY
+    ;;
+  fail-on-unschedulable)
+    # For CI use: a pending pod left pending exits 1, with the usual output; without the flag, 0.
+    run --cluster "$f/too-big.yaml"
+    [ "$rc" -eq 0 ] || { show; fail "exit code $rc without the flag, want 0"; }
+    run --cluster "$f/too-big.yaml" --fail-on-unschedulable
+    [ "$rc" -eq 1 ] || { show; fail "exit code $rc with --fail-on-unschedulable, want 1"; }
+    python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["summary"]["unschedulable"]==1' "$tmp/out" \
+      || { show; fail "the report is still printed"; }
+    grep -q "1 pod(s) not scheduled" "$tmp/err" || { show; fail "stderr does not say why it exits 1"; }
+    ;;
+  help-and-version)
+    # --help on every subcommand names every flag; --version prints the version. Both exit 0.
+    for sub in simulate bench; do
+      "$bin" $sub --help >"$tmp/out" 2>"$tmp/err"; rc=$?
+      [ "$rc" -eq 0 ] || { show; fail "$sub --help: exit $rc"; }
+      [ ! -s "$tmp/err" ] || { show; fail "$sub --help wrote to stderr"; }
+    done
+    "$bin" simulate --help >"$tmp/out"
+    for flag in --cluster --config --output --explain --explain-top --fail-on-unschedulable --metrics-bind-address \
+                --logging-format -v; do
+      grep -q -- "$flag" "$tmp/out" || { show; fail "simulate --help does not describe $flag"; }
+    done
+    "$bin" bench --help >"$tmp/out"
+    for flag in --workload --config --output --report --batching --window-ms --stall-timeout --linger --quiet \
+                --metrics-bind-address --logging-format -v; do
+      grep -q -- "$flag" "$tmp/out" || { show; fail "bench --help does not describe $flag"; }
+    done
+    "$bin" --version >"$tmp/out" 2>"$tmp/err"; rc=$?
+    [ "$rc" -eq 0 ] && grep -Eq '^kube-actor-scheduler [0-9]+\.[0-9]+\.[0-9]+' "$tmp/out" || { show; fail "--version"; }
+    ;;
+  explain-keeps-placements)
+    # Above 100 nodes kube samples nodes (percentageOfNodesToScore); --explain must report every
+    # node without examining more of them for the placement: the same node for every pod.
+    python3 "$root/bench/gen_cluster.py" --nodes 500 --pods 20 >"$tmp/c.yaml"
+    run --cluster "$tmp/c.yaml"
+    [ "$rc" -eq 0 ] || { show; fail "exit code $rc"; }
+    cp "$tmp/out" "$tmp/plain.json"
+    run --cluster "$tmp/c.yaml" --explain
+    [ "$rc" -eq 0 ] || { show; fail "exit code $rc with --explain"; }
+    python3 - "$tmp/plain.json" "$tmp/out" <<'PY' || { show; fail "--explain changed placements"; }
+import json, sys
+plain, expl = (json.load(open(f)) for f in sys.argv[1:3])
+a = [(p["name"], p["node"]) for p in plain["pods"]]
+b = [(p["name"], p["node"]) for p in expl["pods"]]
+diff = [(x, y) for x, y in zip(a, b) if x != y]
+assert not diff, "%d of %d differ, e.g. %s" % (len(diff), len(a), diff[:3])
+assert all(len(p["explain"]["filters"]) == 500 for p in expl["pods"]), "every node is reported"
+PY
+    ;;
+  explain-one-pod-top-nodes)
+    # --explain NS/NAME explains that pod only; --explain-top N lists N nodes, the selected one first.
+    run --cluster "$examples/taints.yaml" --explain default/plain --explain-top 2
+    [ "$rc" -eq 0 ] || { show; fail "exit code $rc"; }
+    python3 - "$tmp/out" <<'PY' || { show; fail "--explain NS/NAME --explain-top 2"; }
+import json, sys
+pods = {p["name"]: p for p in json.load(open(sys.argv[1]))["pods"]}
+assert "explain" not in pods["too-big"], "only the named pod is explained"
+e = pods["plain"]["explain"]
+assert len(e["filters"]) == 2 and len(e["scores"]) <= 2, e
+assert list(e["filters"])[0] == e["selected"] == pods["plain"]["node"], e
+totals = [r["total"] for r in e["scores"]]
+assert totals == sorted(totals, reverse=True), totals
+PY
+    bad "--explain-top" "\"x\"" -- --cluster "$examples/taints.yaml" --explain-top x ;;
   *) fail "unknown case (see --list)" ;;
 esac
 echo "ok [$name]"

@@ -95,14 +95,18 @@ void find_nodes_that_pass_filters(const framework& fwk, const cycle_state& state
                                   size_t want, bool explain, filtered_nodes& out) {
   end = std::min(end, candidates.size());
   for (size_t i = begin; i < end; ++i) {
-    if (!explain && want && out.feasible.size() >= want) break;
+    bool enough = want && out.feasible.size() >= want;
+    if (enough && !explain) break;
     uint32_t idx = candidates[i];
     const node_info& node = snap.node(idx);
     // The nodes are separate heap objects and each is read once per pod: fetch the fields the
     // filters read a few nodes ahead, so the misses overlap instead of stalling each Filter.
     if (i + prefetch_distance < end) prefetch_node(snap.node(candidates[i + prefetch_distance]));
-    ++out.examined;
     if (explain) out.verdicts.emplace_back(idx, fwk.explain_filter(state, pod, node));
+    // --explain reports every node, but the scan that places the pod stops where it would without
+    // it: nodes past `want` feasible ones are neither feasible, failed nor examined.
+    if (enough) continue;
+    ++out.examined;
     auto s = filter_node(fwk, state, pod, node, snap);
     if (s.is_success()) {
       out.feasible.push_back(idx);
@@ -128,9 +132,9 @@ status merge_filtered(const std::vector<filtered_nodes>& ranges, size_t want, co
   return status::ok();
 }
 
-after_filter decide_after_filter(size_t feasible, bool explain) {
+after_filter decide_after_filter(size_t feasible) {
   if (feasible == 0) return after_filter::unschedulable;
-  if (feasible == 1 && !explain) return after_filter::only_one;
+  if (feasible == 1) return after_filter::only_one;
   return after_filter::prioritize;
 }
 
@@ -212,7 +216,7 @@ schedule_result schedule_one(const framework& fwk, cycle_state& state, const pod
     out.result = found.error;
     return out;
   }
-  switch (decide_after_filter(found.feasible.size(), false)) {
+  switch (decide_after_filter(found.feasible.size())) {
     case after_filter::unschedulable:
       for (auto& [idx, s] : found.failed) out.statuses.statuses.emplace(snap.node(idx).name, std::move(s));
       out.result = status(code::unschedulable);

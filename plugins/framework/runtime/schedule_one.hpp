@@ -91,7 +91,8 @@ status filter_node(const framework& fwk, const cycle_state& state, const pod_inf
                    const snapshot& snap);
 
 // Filters candidates [begin, end) in order until `want` are feasible (0: all of them). With
-// `explain`, every plugin's verdict on every node is recorded and every node is examined.
+// `explain`, every plugin's verdict on every node of the range is recorded as well; what is
+// feasible, failed and examined is the same as without it (--explain never changes the answer).
 void find_nodes_that_pass_filters(const framework& fwk, const cycle_state& state, const pod_info& pod,
                                   const snapshot& snap, const candidate_nodes& candidates, size_t begin, size_t end,
                                   size_t want, bool explain, filtered_nodes& out);
@@ -103,9 +104,9 @@ status merge_filtered(const std::vector<filtered_nodes>& ranges, size_t want, co
                       std::vector<uint32_t>& feasible, schedule_result& out);
 
 // Step 4: after filtering. No feasible node is a FitError; exactly one is taken without scoring
-// (unless every score is wanted, for --explain).
+// (--explain included: it then shows no scores, as nothing was scored).
 enum class after_filter { unschedulable, only_one, prioritize };
-after_filter decide_after_filter(size_t feasible, bool explain);
+after_filter decide_after_filter(size_t feasible);
 
 // Step 5: PreScore. A failure is an Error.
 status pre_score_step(const framework& fwk, cycle_state& state, const pod_info& pod,
