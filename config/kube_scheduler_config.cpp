@@ -102,7 +102,9 @@ status_or_error decode_plugins(decoder& d, const YAML::Node& n, const std::strin
     while (idx < ext_point_names.size() && key != ext_point_names[idx]) ++idx;
     if (idx == ext_point_names.size()) return error{path + "." + key + ": unknown field"};
     std::string p = path + "." + key;
-    const YAML::Node& set = it->second;
+    // A copy, not a reference: `it->` is a proxy that yaml-cpp's iterator makes for this one
+    // expression, and `second` lives inside it.
+    YAML::Node set = it->second;
     if (set.IsNull()) continue;
     if (auto st = d.known(set, p, {"enabled", "disabled"}); !st) return st;
     if (auto st = decode_plugin_list(d, set["enabled"], p + ".enabled", prof.plugins[idx].enabled); !st) return st;

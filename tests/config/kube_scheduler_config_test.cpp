@@ -147,6 +147,24 @@ TEST(KubeSchedulerConfig, NoPluginsSectionGivesTheDefaultProfile) {
   }
 }
 
+// A point's plugin set is read through yaml-cpp's map iterator, whose `->` yields a proxy that lives
+// for one expression: the set once was a reference into it, read after it was gone (ASan:
+// stack-use-after-scope). An empty set changes nothing; a set after it is still read in full.
+TEST(KubeSchedulerConfig, PluginSetsReadThroughTheMapIterator) {
+  for (const char* point : {"bind", "score", "multiPoint"}) {
+    auto r = load(head + "profiles: [{plugins: {" + point + ": {}}}]\n");
+    ASSERT_TRUE(r) << point << ": " << r.err().message;
+    auto want = default_profile();
+    for (size_t i = 0; i < num_ext_points; ++i)
+      EXPECT_EQ(point_list(r->profiles[0], ext_point(i)), point_list(want, ext_point(i))) << ext_point_names[i];
+  }
+  auto r = load(head + "profiles: [{plugins: {bind: {}, score: {disabled: [{name: ImageLocality}]}}}]\n");
+  ASSERT_TRUE(r) << r.err().message;
+  auto score = point_list(r->profiles[0], ext_point::score);
+  EXPECT_EQ(std::find(score.begin(), score.end(), "ImageLocality"), score.end());
+  EXPECT_EQ(score.size() + 1, default_list(ext_point::score).size());
+}
+
 // The extension points each registered plugin implements agree with default_profile()'s table.
 TEST(KubeSchedulerConfig, RegistryPointsMatchTheDefaultProfile) {
   auto reg = fw::in_tree_registry();
