@@ -1,11 +1,11 @@
 // Loading `simulate` manifests. Design note:
 //
-// load_manifests is a pure function of the file contents: file -> documents (yaml-cpp LoadAll; JSON
-// is YAML's flow subset) -> objects (a `kind: List` or typed `*List` is flattened into its items)
-// -> typed protos (codec::decode_node). The first problem stops the load and comes back as one
-// error that names the file, the document (and List item) and the field path, so a user can fix
-// the manifest without guessing. Kinds the scheduler does not read are skipped with a warning;
-// nothing is dropped silently.
+// load_manifests is a pure function of the file contents: file -> documents (yaml-cpp, through
+// load_yaml's limits on hostile input; JSON is YAML's flow subset) -> objects (a `kind: List` or
+// typed `*List` is flattened into its items) -> typed protos (codec::decode_node). The first
+// problem stops the load and comes back as one error that names the file, the document (and List
+// item) and the field path, so a user can fix the manifest without guessing. Kinds the scheduler
+// does not read are skipped with a warning; nothing is dropped silently.
 //
 // compile_cluster does what the apiserver and its admission chain would have done before the
 // scheduler saw the objects: namespace defaulting (at load), Priority admission
@@ -14,11 +14,11 @@
 // they are left out here too.
 #include "config/cluster_manifests.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <map>
-#include <sstream>
 #include <string_view>
 #include <type_traits>
 #include <unordered_map>
@@ -27,6 +27,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "config/manifest_objects.hpp"
+#include "config/yaml_guard.hpp"
 #include "messages/codec.hpp"
 
 namespace kas {
@@ -97,15 +98,6 @@ std::string scalar_child(const YAML::Node& map, const char* key) {
 
 error fail(const std::string& where, const std::string& what) { return error{where + ": " + what}; }
 
-result<std::string> read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return error{path + ": cannot read file: " + std::strerror(errno)};
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) return error{path + ": cannot read file: " + std::strerror(errno)};
-  return ss.str();
-}
-
 bool looks_like_json(const std::string& file, const std::string& text) {
   if (file.size() >= 5 && file.compare(file.size() - 5, 5, ".json") == 0) return true;
   for (char c : text) {
@@ -115,38 +107,17 @@ bool looks_like_json(const std::string& file, const std::string& text) {
   return false;
 }
 
-// The 1-based document a 0-based line falls in, counted the way YAML::LoadAll counts: a `---`
-// starts a new document unless it is the first thing in the stream.
-int document_of_line(const std::string& text, int line) {
-  int doc = 1, current = 0;
-  bool started = false;  // the current document has content or an explicit start
-  std::istringstream in(text);
-  for (std::string l; current < line && std::getline(in, l); ++current) {
-    if (l.rfind("---", 0) == 0 && (l.size() == 3 || l[3] == ' ' || l[3] == '\r')) {
-      if (started) ++doc;
-      started = true;
-    } else if (!l.empty() && l[0] != '#' && l.find_first_not_of(" \t\r") != std::string::npos) {
-      started = true;
-    }
-  }
-  return doc;
-}
-
-result<std::vector<YAML::Node>> parse_documents(const std::string& file, const std::string& text) {
-  try {
-    return YAML::LoadAll(text);
-  } catch (const YAML::Exception& e) {
-    bool json = looks_like_json(file, text);
-    std::string where = file;
-    if (!json) where += ": document " + std::to_string(document_of_line(text, e.mark.line));
-    return error{where + ": line " + std::to_string(e.mark.line + 1) + ", column " +
-                 std::to_string(e.mark.column + 1) + ": invalid " + (json ? "JSON" : "YAML") + ": " +
-                 e.msg};
-  }
+// A manifest file's documents may be large (a `kubectl get -o yaml` dump is one List), so the
+// guard limits the file, and the loader limits each object: a document, or an item of a List.
+yaml_limits manifest_limits() {
+  yaml_limits l;
+  l.max_document_bytes = 0;
+  return l;
 }
 
 // yaml-cpp keeps the last of two equal keys; kubectl rejects such a manifest ("key already set in
-// map"), and so do we: the first value would otherwise be dropped without a word.
+// map"), and so do we: the first value would otherwise be dropped without a word. The walk goes
+// through aliases, once per use: load_yaml has bounded how many nodes that can add up to.
 status_or_error check_duplicate_keys(const YAML::Node& n, const std::string& path) {
   if (n.IsSequence()) {
     for (size_t i = 0; i < n.size(); ++i) {
@@ -174,9 +145,7 @@ public:
   explicit loader(cluster_manifests& out) : out_(out) {}
 
   status_or_error load_file(const std::string& file) {
-    auto text = read_file(file);
-    if (!text) return text.err();
-    auto docs = parse_documents(file, *text);
+    auto docs = read_manifest_documents(file);
     if (!docs) return docs.err();
     for (size_t i = 0; i < docs->size(); ++i) {
       manifest_origin o;
@@ -193,20 +162,22 @@ public:
   }
 
 private:
-  status_or_error load_document(const YAML::Node& doc, manifest_origin o) {
+  status_or_error load_document(const yaml_document& d, manifest_origin o) {
+    const YAML::Node& doc = d.root;
     if (!doc || doc.IsNull()) return ok_t{};  // empty document, e.g. a trailing `---`
     if (!doc.IsMap())
       return fail(o.describe(), std::string("expected a Kubernetes object (a mapping), got ") +
                                   node_type_name(doc));
     std::string kind = scalar_child(doc, "kind");
     if (kind.empty()) return fail(o.describe(), "kind: required field is missing");
-    if (is_list_kind(kind)) return load_list(doc, o, kind);
-    return load_object(doc, o, kind, false);
+    if (is_list_kind(kind)) return load_list(d, o, kind);
+    return load_object(doc, o, kind, false, d.end - d.begin);
   }
 
   // `kind: List` (what kubectl prints) holds any kinds, each item naming its own; a typed list
   // (`PodList`, as the apiserver returns it) holds items of one kind that may omit kind/apiVersion.
-  status_or_error load_list(const YAML::Node& doc, const manifest_origin& o, const std::string& kind) {
+  status_or_error load_list(const yaml_document& d, const manifest_origin& o, const std::string& kind) {
+    const YAML::Node& doc = d.root;
     manifest_origin lo = o;  // the list itself; its items get their own kind below
     lo.kind = kind;
     std::string item_kind = kind == "List" ? std::string{} : kind.substr(0, kind.size() - 4);
@@ -221,7 +192,7 @@ private:
     for (size_t i = 0; i < items.size(); ++i) {
       manifest_origin io = o;
       io.item = static_cast<int>(i) + 1;
-      const YAML::Node& it = items[i];
+      YAML::Node it = items[i];
       if (!it.IsMap())
         return fail(io.describe(), std::string("expected a Kubernetes object (a mapping), got ") +
                                      node_type_name(it));
@@ -229,7 +200,7 @@ private:
       if (k.empty() && item_kind.empty()) return fail(io.describe(), "kind: required field is missing");
       if (k.empty()) k = item_kind;
       if (is_list_kind(k)) return fail(io.describe(), "kind " + k + ": a List inside a List is not supported");
-      auto s = load_object(it, io, k, !item_kind.empty());
+      auto s = load_object(it, io, k, !item_kind.empty(), item_bytes(d, items, i));
       if (!s) return s;
     }
     return ok_t{};
@@ -239,17 +210,21 @@ private:
   // a missing apiVersion only warns: hand-written manifests often omit it and typed list items never
   // carry it. An apiVersion of the wrong API group (`apps/v1` on a Pod) is an error.
   status_or_error load_object(const YAML::Node& n, manifest_origin o, const std::string& kind,
-                              bool in_typed_list) {
+                              bool in_typed_list, size_t bytes) {
     o.kind = kind;
     YAML::Node meta = n["metadata"];
     o.name = scalar_child(meta, "name");
     o.ns = scalar_child(meta, "namespace");
     const kind_spec* spec = find_kind(kind);
+    if (spec && spec->namespaced && o.ns.empty()) o.ns = "default";
+    // Even a kind that is skipped: the apiserver would not have stored it.
+    if (bytes > max_object_bytes)
+      return fail(o.describe(), "the object is " + std::to_string(bytes) + " bytes, more than the " +
+                                  mebibytes(max_object_bytes) + " the apiserver accepts for one object");
     if (!spec) {
       warn(o.describe() + ": kind " + kind + " is not used by the scheduler; skipped");
       return ok_t{};
     }
-    if (spec->namespaced && o.ns.empty()) o.ns = "default";
     std::string api_version = scalar_child(n, "apiVersion");
     if (api_version.empty() && !in_typed_list)
       warn(o.describe() + ": apiVersion is missing; assuming " + std::string(spec->default_api_version));
@@ -286,6 +261,18 @@ private:
       msg->mutable_metadata()->set_namespace_(o.ns);
     out.emplace_back(std::move(msg), o);
     return ok_t{};
+  }
+
+  // The bytes of List item i: from where it starts to where the next one does (or the document
+  // ends). An item that is an alias starts where its anchor does; it is then measured to the end.
+  static size_t item_bytes(const yaml_document& d, const YAML::Node& items, size_t i) {
+    auto begin = static_cast<size_t>(std::max(items[i].Mark().pos, 0));
+    size_t end = d.end;
+    if (i + 1 < items.size()) {
+      auto next = static_cast<size_t>(std::max(items[i + 1].Mark().pos, 0));
+      if (next > begin) end = next;
+    }
+    return end > begin ? end - begin : 0;
   }
 
   void warn(std::string w) { out_.warnings.push_back(std::move(w)); }
@@ -413,6 +400,15 @@ status_or_error compile_pods(const cluster_manifests& m, uniqueness& u, const pr
 }
 
 }  // namespace
+
+result<std::vector<yaml_document>> read_manifest_documents(const std::string& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) return error{file + ": cannot read file: " + std::strerror(errno)};
+  yaml_limits limits = manifest_limits();
+  std::string text;
+  if (auto s = read_bounded(in, file, limits.max_file_bytes, text); !s) return s.err();
+  return load_yaml(file, text, looks_like_json(file, text) ? yaml_input::json : yaml_input::stream, limits);
+}
 
 result<cluster_manifests> load_manifests(const std::vector<std::string>& files) {
   cluster_manifests out;

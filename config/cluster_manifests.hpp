@@ -41,7 +41,9 @@ struct cluster_manifests {
 };
 
 // Reads and decodes every file, in order. Errors: missing file, invalid YAML/JSON (with line), a
-// document without `kind` or `apiVersion`, a field of the wrong type.
+// document without `kind` or `apiVersion`, a field of the wrong type; and the limits of
+// yaml_guard.hpp: a file over 64 MiB, an object (a document, or a List item) over 3 MiB, nesting
+// deeper than 100 levels, too many nodes through aliases.
 result<cluster_manifests> load_manifests(const std::vector<std::string>& files);
 
 struct cluster_input {

@@ -1,17 +1,24 @@
 #pragma once
-// Internals of the manifest loader (cluster_manifests.cpp): the workload kinds decoded without
-// protos, and the cluster_objects compiled from a loaded cluster.
+// Internals of the manifest loader (cluster_manifests.cpp): reading a manifest file's documents,
+// the workload kinds decoded without protos, and the cluster_objects compiled from a loaded cluster.
+#include <string>
 #include <vector>
 
 #include <yaml-cpp/yaml.h>
 
 #include "cache/cluster_objects.hpp"
 #include "cache/pod_info.hpp"
+#include "config/yaml_guard.hpp"
 #include "messages/result.hpp"
 
 namespace kas {
 
 struct cluster_manifests;
+
+// The documents of one manifest file, read as load_manifests reads them: at most 64 MiB, through
+// load_yaml, errors naming the file and saying "invalid JSON" for a JSON file. Workload templates
+// are read this way too.
+result<std::vector<yaml_document>> read_manifest_documents(const std::string& file);
 
 // The selector of a Service / ReplicationController (spec.selector map; an RC without one takes
 // its template's labels, as apiserver defaulting does) or a ReplicaSet / StatefulSet (apps/v1

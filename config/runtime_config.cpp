@@ -2,7 +2,8 @@
 
 #include <fstream>
 #include <set>
-#include <sstream>
+
+#include "config/yaml_guard.hpp"
 
 namespace kas {
 
@@ -86,20 +87,18 @@ result<scheduler_config> load_scheduler_config(const std::string& path, const pl
   out.profiles.push_back(default_profile());
   out.kube.profiles.push_back(kube_profile{"default-scheduler", "profiles[0]", std::nullopt, {}, {}});
   if (path.empty()) return out;
-  std::ifstream in(path);
+  std::ifstream in(path, std::ios::binary);
   if (!in) return error{path + ": cannot open config file"};
-  std::stringstream ss;
-  ss << in.rdbuf();
-  std::vector<YAML::Node> docs;
-  try {
-    docs = YAML::LoadAll(ss.str());
-  } catch (const YAML::Exception& e) {
-    return error{path + ": line " + std::to_string(e.mark.line + 1) + ", column " + std::to_string(e.mark.column + 1) +
-                 ": invalid YAML: " + e.msg};
-  }
+  // Each document is one object, so the guard's default limits (3 MiB a document) apply as they are.
+  yaml_limits limits;
+  std::string text;
+  if (auto r = read_bounded(in, path, limits.max_file_bytes, text); !r) return r.err();
+  auto docs = load_yaml(path, text, yaml_input::stream, limits);
+  if (!docs) return docs.err();
   int index = 0;
   bool seen_kube = false;
-  for (auto& doc : docs) {
+  for (auto& d : *docs) {
+    const YAML::Node& doc = d.root;
     ++index;
     std::string where = path + ": document " + std::to_string(index);
     if (doc.IsNull()) continue;

@@ -60,7 +60,8 @@ struct scheduler_config {
   std::vector<std::string> warnings;
 };
 
-// Reads a config file: a KubeSchedulerConfiguration and/or an ActorRuntimeConfiguration document.
+// Reads a config file: a KubeSchedulerConfiguration and/or an ActorRuntimeConfiguration document,
+// through load_yaml (yaml_guard.hpp: at most 3 MiB a document, 100 levels deep, bounded aliases).
 // No file (empty path) gives kube-scheduler's defaults: one default-scheduler profile. Profiles
 // are resolved against `catalog` (which plugins exist and which extension points they implement);
 // the default catalog knows only default_profile()'s plugins and checks no args, so callers with a

@@ -11,6 +11,7 @@
 
 #include "config/cluster_manifests.hpp"
 #include "config/manifest_objects.hpp"
+#include "config/yaml_guard.hpp"
 #include "messages/codec.hpp"
 #include "messages/field_path.hpp"
 
@@ -94,12 +95,10 @@ status_or_error check_supported(const k8s::core::Pod& p, const std::string& wher
 // loaded from a temporary copy that names each object "<generateName>template"; errors and origins
 // still name the original file.
 result<cluster_manifests> load_template_file(const std::string& file) {
+  auto read = read_manifest_documents(file);
+  if (!read) return read.err();
   std::vector<YAML::Node> docs;
-  try {
-    docs = YAML::LoadAllFromFile(file);
-  } catch (const YAML::Exception&) {
-    return load_manifests({file});  // its error names the file and the line
-  }
+  for (auto& d : *read) docs.push_back(d.root);
   bool named = false;
   for (auto& d : docs) {
     if (!d.IsMap() || !d["metadata"] || !d["metadata"].IsMap()) continue;
@@ -147,14 +146,15 @@ public:
   }
 
   result<workload> load() {
-    YAML::Node root;
-    try {
-      root = YAML::LoadFile(path_);
-    } catch (const YAML::BadFile&) {
-      return error{path_ + ": cannot read the file"};
-    } catch (const YAML::ParserException& e) {
-      return error{path_ + ": line " + std::to_string(e.mark.line + 1) + ": invalid YAML: " + e.msg};
-    }
+    std::ifstream in(path_, std::ios::binary);
+    if (!in) return error{path_ + ": cannot read the file"};
+    yaml_limits limits;  // a workload is one object: 3 MiB, as the apiserver would take it
+    std::string text;
+    if (auto s = read_bounded(in, path_, limits.max_file_bytes, text); !s) return s.err();
+    auto docs = load_yaml(path_, text, yaml_input::single, limits);
+    if (!docs) return docs.err();
+    // The workload is the file's first document, as it always was; an empty file is a null one.
+    YAML::Node root = docs->empty() ? YAML::Node() : docs->front().root;
     try {
       return parse(root);
     } catch (const YAML::Exception& e) {

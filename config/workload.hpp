@@ -40,7 +40,9 @@
 // (Services) in a churn op are parsed and not sent: nothing the plugins read per pod depends on them.
 //
 // Every error names the file and the field path ("w.yaml: ops[2].count: ..."). Templates that
-// need a plugin this scheduler does not implement (volumes, DRA) are refused with that reason.
+// need a plugin this scheduler does not implement (volumes, DRA) are refused with that reason. The
+// workload file and its templates are read through load_yaml (yaml_guard.hpp): a workload is at
+// most 3 MiB, templates are held to the manifest limits, and the workload is the file's first document.
 #include <cstdint>
 #include <memory>
 #include <string>
