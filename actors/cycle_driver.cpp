@@ -397,7 +397,9 @@ void on_whole_pod(self_ptr self, cycle_reply& rep) {
 
 void explain_filters(pod_cycle& pc, uint32_t idx, const std::vector<fw::filter_verdict>& verdicts) {
   std::vector<std::pair<std::string, std::string>> row;
-  for (auto& v : verdicts) row.emplace_back(std::string(v.plugin), verdict_text(v.result));
+  for (auto& v : verdicts)
+    row.emplace_back(std::string(v.plugin),
+                     v.detail.empty() ? verdict_text(v.result) : verdict_text(v.result) + " (" + v.detail + ")");
   pc.explain.filters.emplace_back(pc.snap->node(idx).name, std::move(row));
 }
 

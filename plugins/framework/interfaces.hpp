@@ -94,6 +94,13 @@ public:
 class filter_plugin : public virtual plugin {
 public:
   virtual status filter(const cycle_state& state, const pod_info& pod, const node_info& node) const = 0;
+  // For --explain, on a node Filter rejected: what exactly did not fit (the taint, the label, the
+  // term), when the status's reason, which is kube's and counted in FitError messages, does not
+  // name it. Empty: the reason says it all.
+  virtual std::string explain(const cycle_state& state, const pod_info& pod, const node_info& node) const {
+    (void)state, (void)pod, (void)node;
+    return {};
+  }
   // True when the verdict on one node depends on pods on other nodes (InterPodAffinity,
   // PodTopologySpread). With several pods in flight, a reservation for such a pod is re-validated
   // against the whole current snapshot, not just the chosen node.

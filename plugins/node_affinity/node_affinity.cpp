@@ -143,6 +143,61 @@ fw::status node_affinity::filter(const fw::cycle_state&, const pod_info& pod, co
   return fw::status::ok();
 }
 
+namespace {
+
+const char* op_name(selector_op op) {
+  switch (op) {
+    case selector_op::in: return "In";
+    case selector_op::not_in: return "NotIn";
+    case selector_op::exists: return "Exists";
+    case selector_op::does_not_exist: return "DoesNotExist";
+    case selector_op::gt: return "Gt";
+    case selector_op::lt: return "Lt";
+  }
+  return "?";
+}
+
+std::string describe(const selector_requirement& r) {
+  std::string s = r.key + " " + op_name(r.op);
+  if (r.op == selector_op::gt || r.op == selector_op::lt) return s + " " + std::to_string(r.number);
+  if (r.values.empty()) return s;
+  s += " [";
+  for (size_t i = 0; i < r.values.size(); ++i) s += (i ? ", " : "") + r.values[i];
+  return s + "]";
+}
+
+// The first requirement of `term` the node fails, described.
+std::string first_unmatched(const node_selector_term& term, const label_map& labels, const std::string& node_name) {
+  if (term.match_expressions.empty() && term.match_fields.empty()) return "an empty term matches nothing";
+  for (auto& r : term.match_expressions)
+    if (!requirement_matches(r, labels)) return describe(r);
+  for (auto& r : term.match_fields) {
+    bool equal = !r.values.empty() && r.values.front() == node_name;
+    if (r.invalid || (r.op == selector_op::in ? !equal : equal)) return "metadata.name " + describe(r).substr(r.key.size() + 1);
+  }
+  return {};
+}
+
+}  // namespace
+
+std::string node_affinity::explain(const fw::cycle_state&, const pod_info& pod, const node_info& node) const {
+  for (auto& [key, want] : pod.node_selector.entries()) {
+    const std::string* have = node.labels.get(key);
+    if (!have) return "nodeSelector {" + key + ": " + want + "}: the node has no label " + key;
+    if (*have != want) return "nodeSelector {" + key + ": " + want + "}: the node has " + key + "=" + *have;
+  }
+  if (pod.required_node_affinity && !pod.required_node_affinity->matches(node.labels, node.name)) {
+    const auto& terms = pod.required_node_affinity->terms;
+    std::string s = "no required nodeSelectorTerm matched";
+    for (size_t i = 0; i < terms.size(); ++i)
+      s += "; term " + std::to_string(i) + ": " + first_unmatched(terms[i], node.labels, node.name);
+    return s;
+  }
+  if (args_.added_required && !selector_matches(*args_.added_required, node.labels, node.name))
+    return "the profile's addedAffinity did not match";
+  return {};
+}
+
 fw::status node_affinity::pre_score(fw::cycle_state&, const pod_info& pod,
                                     const std::vector<const node_info*>&) const {
   if (pod.preferred_node_affinity.empty() && args_.added_preferred.empty()) return fw::status::skip();

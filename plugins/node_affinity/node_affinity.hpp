@@ -45,6 +45,7 @@ public:
   fw::status pre_filter(fw::cycle_state& state, const pod_info& pod, const snapshot& snap,
                         fw::pre_filter_result& result) const override;
   fw::status filter(const fw::cycle_state& state, const pod_info& pod, const node_info& node) const override;
+  std::string explain(const fw::cycle_state& state, const pod_info& pod, const node_info& node) const override;
   fw::status pre_score(fw::cycle_state& state, const pod_info& pod,
                        const std::vector<const node_info*>& nodes) const override;
   fw::status score(const fw::cycle_state& state, const pod_info& pod, const node_info& node,

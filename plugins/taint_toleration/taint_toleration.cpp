@@ -77,6 +77,13 @@ fw::status taint_toleration::filter(const fw::cycle_state&, const pod_info& pod,
   return fw::status::unresolvable(err_reason);
 }
 
+std::string taint_toleration::explain(const fw::cycle_state&, const pod_info& pod, const node_info& node) const {
+  const taint* t = find_untolerated_do_not_schedule_taint(node.taints, pod.tolerations);
+  if (!t) return {};
+  return "untolerated taint {" + t->key + ": " + t->value + "} (" +
+         (t->effect == taint_effect::no_execute ? "NoExecute" : "NoSchedule") + ")";
+}
+
 fw::status taint_toleration::pre_score(fw::cycle_state& state, const pod_info& pod,
                                        const std::vector<const node_info*>&) const {
   auto s = std::make_shared<pre_score_state>();

@@ -30,6 +30,7 @@ public:
 
   std::string_view name() const override { return plugin_name; }
   fw::status filter(const fw::cycle_state& state, const pod_info& pod, const node_info& node) const override;
+  std::string explain(const fw::cycle_state& state, const pod_info& pod, const node_info& node) const override;
   fw::status pre_score(fw::cycle_state& state, const pod_info& pod,
                        const std::vector<const node_info*>& nodes) const override;
   fw::status score(const fw::cycle_state& state, const pod_info& pod, const node_info& node,

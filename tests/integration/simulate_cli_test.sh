@@ -194,6 +194,9 @@ plain = pods["plain"]["explain"]
 assert set(plain["filters"]) == {"t1", "t2", "t3", "t4", "t5"}, plain["filters"].keys()
 assert plain["filters"]["t5"]["NodeUnschedulable"].startswith("UnschedulableAndUnresolvable"), plain["filters"]["t5"]
 assert plain["filters"]["t4"]["TaintToleration"] == "Success"
+# The verdict names what did not fit: the taint (kube's reason does not).
+assert "untolerated taint {dedicated: gpu} (NoSchedule)" in plain["filters"]["t1"]["TaintToleration"], plain["filters"]["t1"]
+assert "untolerated taint {maintenance: } (NoExecute)" in plain["filters"]["t2"]["TaintToleration"], plain["filters"]["t2"]
 assert plain["selected"] == pods["plain"]["node"]
 rows = {r["node"]: r for r in plain["scores"]}
 tt = {p["plugin"]: p for p in rows["t3"]["plugins"]}["TaintToleration"]

@@ -247,3 +247,25 @@ TEST(NodeAffinity, NodeHint) {
 
 }  // namespace
 }  // namespace kas::plugins
+
+namespace kas::plugins {
+namespace {
+
+// --explain's detail: the label or the term that did not match (kube's reason does not say).
+TEST(NodeAffinity, ExplainNamesWhatDidNotMatch) {
+  auto pl = make_affinity();
+  fw::cycle_state st;
+  auto n = labeled("n1", "zone: a, disk: hdd");
+  EXPECT_EQ(pl->explain(st, *pod_spec("{nodeSelector: {zone: b}}"), *n), "nodeSelector {zone: b}: the node has zone=a");
+  EXPECT_EQ(pl->explain(st, *pod_spec("{nodeSelector: {gpu: t4}}"), *n), "nodeSelector {gpu: t4}: the node has no label gpu");
+  EXPECT_EQ(pl->explain(st,
+                        *pod_spec(required("{matchExpressions: [{key: zone, operator: In, values: [a]}, "
+                                           "{key: disk, operator: In, values: [ssd, nvme]}]}, "
+                                           "{matchExpressions: [{key: arch, operator: Exists}]}")),
+                        *n),
+            "no required nodeSelectorTerm matched; term 0: disk In [ssd, nvme]; term 1: arch Exists");
+  EXPECT_EQ(pl->explain(st, *pod_spec("{nodeSelector: {zone: a}}"), *n), "") << "a fitting node has nothing to explain";
+}
+
+}  // namespace
+}  // namespace kas::plugins

@@ -153,3 +153,21 @@ TEST(TaintToleration, NodeHintQueuesOnlyWhenTheTaintGoesAway) {
 
 }  // namespace
 }  // namespace kas::plugins
+
+namespace kas::plugins {
+namespace {
+
+// --explain's detail names the untolerated taint (kube's v1.36 reason, "node(s) had untolerated
+// taint(s)", does not).
+TEST(TaintToleration, ExplainNamesTheUntoleratedTaint) {
+  auto pl = taint_toleration::make(YAML::Node(), "args", fw::handle{});
+  ASSERT_TRUE(pl);
+  auto& tt = dynamic_cast<taint_toleration&>(**pl);
+  fw::cycle_state st;
+  auto n = node_tainted("n1", "{key: soft, effect: PreferNoSchedule}, {key: dedicated, value: gpu, effect: NoExecute}");
+  EXPECT_EQ(tt.explain(st, *pod_tolerating(""), *n), "untolerated taint {dedicated: gpu} (NoExecute)");
+  EXPECT_EQ(tt.explain(st, *pod_tolerating("{key: dedicated, operator: Exists}"), *n), "");
+}
+
+}  // namespace
+}  // namespace kas::plugins

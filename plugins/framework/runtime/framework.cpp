@@ -200,10 +200,12 @@ std::vector<filter_verdict> framework::explain_filter(const cycle_state& state, 
   std::vector<filter_verdict> out;
   for (size_t i = 0; i < filter_.size(); ++i) {
     if (state.skip_filter(i)) {
-      out.push_back({filter_[i]->name(), status::skip()});
+      out.push_back({filter_[i]->name(), status::skip(), {}});
       continue;
     }
-    out.push_back({filter_[i]->name(), filter_[i]->filter(state, pod, node)});
+    auto s = filter_[i]->filter(state, pod, node);
+    std::string detail = s.is_success() ? std::string{} : filter_[i]->explain(state, pod, node);
+    out.push_back({filter_[i]->name(), std::move(s), std::move(detail)});
   }
   return out;
 }

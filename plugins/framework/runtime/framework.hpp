@@ -19,6 +19,7 @@ namespace kas::fw {
 struct filter_verdict {
   std::string_view plugin;
   status result;
+  std::string detail;  // the plugin's explain() on a rejection: what exactly did not fit
 };
 
 class framework : public framework_ops {
