@@ -43,6 +43,12 @@ std::string write_file(const std::string& name, const std::string& text) {
   return p.string();
 }
 
+// Some cases write files of several MiB: each test leaves nothing behind.
+class YamlGuard : public ::testing::Test {
+protected:
+  void TearDown() override { fs::remove_all(scratch()); }
+};
+
 // What each reader said: "" when it loaded the file.
 std::string manifests(const std::string& path) {
   auto m = load_manifests({path});
@@ -106,7 +112,7 @@ std::vector<std::pair<std::string, std::string>> load_everywhere(const std::stri
   return said;
 }
 
-TEST(YamlGuard, InputsThatLoopedInYamlCppEndWithAnErrorNamingTheFile) {
+TEST_F(YamlGuard, InputsThatLoopedInYamlCppEndWithAnErrorNamingTheFile) {
   for (size_t i = 0; i < invalid_inputs.size(); ++i) {
     SCOPED_TRACE("input \"" + invalid_inputs[i] + "\"");
     for (auto& [file, msg] : load_everywhere("invalid" + std::to_string(i), invalid_inputs[i])) {
@@ -117,7 +123,7 @@ TEST(YamlGuard, InputsThatLoopedInYamlCppEndWithAnErrorNamingTheFile) {
   }
 }
 
-TEST(YamlGuard, ShortStringsOfIndicatorsEnd) {
+TEST_F(YamlGuard, ShortStringsOfIndicatorsEnd) {
   auto inputs = random_inputs();
   for (size_t i = 0; i < inputs.size(); ++i) {
     SCOPED_TRACE("input \"" + inputs[i] + "\"");
@@ -129,7 +135,7 @@ TEST(YamlGuard, ShortStringsOfIndicatorsEnd) {
   }
 }
 
-TEST(YamlGuard, NoProgressNamesTheDocumentLineAndColumn) {
+TEST_F(YamlGuard, NoProgressNamesTheDocumentLineAndColumn) {
   struct row {
     const char* text;
     std::string want;  // after "<file>: "
@@ -164,7 +170,7 @@ std::string alias_bomb(const std::string& indent) {
   return out;
 }
 
-TEST(YamlGuard, AliasBombIsRefusedWhereItGoesOff) {
+TEST_F(YamlGuard, AliasBombIsRefusedWhereItGoesOff) {
   std::string pod = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: bomb\n  labels:\n" + alias_bomb("    ") +
                     "spec:\n  containers: [{name: c}]\n";
   std::string f = write_file("bomb.yaml", pod);
@@ -187,7 +193,7 @@ TEST(YamlGuard, AliasBombIsRefusedWhereItGoesOff) {
   EXPECT_EQ(manifests(shared), "");
 }
 
-TEST(YamlGuard, AliasCycleIsRefused) {
+TEST_F(YamlGuard, AliasCycleIsRefused) {
   // yaml-cpp resolves an alias inside the node its anchor names to that node: a tree with a loop,
   // which every recursive walk followed until the stack overflowed.
   std::string f = write_file("cycle.yaml", "apiVersion: v1\nkind: Pod\nmetadata:\n  name: loop\n"
@@ -198,7 +204,7 @@ TEST(YamlGuard, AliasCycleIsRefused) {
 
 std::string nested(int levels) { return std::string(levels, '[') + std::string(levels, ']'); }
 
-TEST(YamlGuard, NestingDepthIsBounded) {
+TEST_F(YamlGuard, NestingDepthIsBounded) {
   // A kind the scheduler skips: only the guard looks inside it.
   auto config_map = [](const std::string& data) {
     return "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: deep}\ndata: {x: " + data + "}\n";
@@ -232,13 +238,12 @@ std::string oversized(const std::string& name) {
   return p;
 }
 
-TEST(YamlGuard, FilesOverTheLimitAreNotRead) {
+TEST_F(YamlGuard, FilesOverTheLimitAreNotRead) {
   const std::string want = ": the file is larger than 64 MiB, the most one input file may hold";
   std::string f = oversized("huge.yaml");
   EXPECT_EQ(without_hanging("manifests", [&] { return manifests(f); }), f + want);
   EXPECT_EQ(without_hanging("config", [&] { return config(f); }), f + want);
   EXPECT_EQ(without_hanging("workload", [&] { return workload_file(f); }), f + want);
-  fs::remove(f);
 }
 
 std::string big_annotation(size_t bytes) { return "    big: \"" + std::string(bytes, 'x') + "\"\n"; }
@@ -248,7 +253,7 @@ std::string pod(const std::string& name, size_t annotation_bytes) {
          big_annotation(annotation_bytes) + "spec:\n  containers: [{name: c}]\n";
 }
 
-TEST(YamlGuard, ObjectsOverThreeMebibytesAreRefused) {
+TEST_F(YamlGuard, ObjectsOverThreeMebibytesAreRefused) {
   std::string one = write_file("big-pod.yaml", "kind: Namespace\napiVersion: v1\nmetadata: {name: a}\n---\n" +
                                                  pod("big", max_object_bytes));
   std::string msg = manifests(one);
