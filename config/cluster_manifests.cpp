@@ -17,7 +17,9 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <map>
 #include <string_view>
 #include <type_traits>
@@ -29,6 +31,7 @@
 #include "config/manifest_objects.hpp"
 #include "config/yaml_guard.hpp"
 #include "messages/codec.hpp"
+#include "messages/schema/strict_fields.hpp"
 
 namespace kas {
 
@@ -142,14 +145,14 @@ status_or_error check_duplicate_keys(const YAML::Node& n, const std::string& pat
 
 class loader {
 public:
-  explicit loader(cluster_manifests& out) : out_(out) {}
+  loader(cluster_manifests& out, const manifest_options& opts) : out_(out), strict_(opts.strict) {}
 
   status_or_error load_file(const std::string& file) {
     auto docs = read_manifest_documents(file);
     if (!docs) return docs.err();
     for (size_t i = 0; i < docs->size(); ++i) {
       manifest_origin o;
-      o.file = file;
+      o.file = file == "-" ? "<stdin>" : file;
       o.document = static_cast<int>(i) + 1;
       try {
         auto s = load_document((*docs)[i], o);
@@ -169,6 +172,9 @@ private:
       return fail(o.describe(), std::string("expected a Kubernetes object (a mapping), got ") +
                                   node_type_name(doc));
     std::string kind = scalar_child(doc, "kind");
+    if (kind.empty() && doc["ops"] && doc["name"])
+      return fail(o.describe(), "this is a bench workload file (name, ops), not a manifest: run it with "
+                                "`bench --workload`");
     if (kind.empty()) return fail(o.describe(), "kind: required field is missing");
     if (is_list_kind(kind)) return load_list(d, o, kind);
     return load_object(doc, o, kind, false, d.end - d.begin);
@@ -233,12 +239,26 @@ private:
                                   kind + " (expected " + std::string(spec->default_api_version) + ")");
     if (o.name.empty()) return fail(o.describe(), "metadata.name: required field is missing");
     if (auto s = check_duplicate_keys(n, ""); !s) return fail(o.describe(), s.err().message);
+    if (auto s = check_unknown_fields(n, o, api_version, kind); !s) return s;
     if (kind == "Node") return decode_into(n, o, out_.nodes);
     if (kind == "Pod") return decode_into(n, o, out_.pods);
     if (kind == "Namespace") return decode_into(n, o, out_.namespaces);
     if (kind == "PriorityClass") return decode_into(n, o, out_.priority_classes);
     if (kind == "PodDisruptionBudget") return decode_into(n, o, out_.pdbs);
     return decode_workload(n, o);
+  }
+
+  // Fields the Kubernetes schema does not have: kubectl's strict decoding would refuse the object
+  // ("strict decoding error: unknown field"); the decoder below would drop them without a word.
+  status_or_error check_unknown_fields(const YAML::Node& n, const manifest_origin& o, const std::string& api_version,
+                                       const std::string& kind) {
+    auto unknown = schema::unknown_fields(n, api_version, kind);
+    if (!unknown) return fail(o.describe(), unknown.err().message);
+    for (const auto& path : *unknown) {
+      if (strict_) return fail(o.describe(), path + ": unknown field (--strict)");
+      warn(o.describe() + ": " + path + ": unknown field");
+    }
+    return ok_t{};
   }
 
   // Service / ReplicationController / ReplicaSet / StatefulSet: only the selector (see
@@ -278,6 +298,7 @@ private:
   void warn(std::string w) { out_.warnings.push_back(std::move(w)); }
 
   cluster_manifests& out_;
+  bool strict_ = false;
 };
 
 // ---- compile_cluster helpers ----
@@ -402,20 +423,49 @@ status_or_error compile_pods(const cluster_manifests& m, uniqueness& u, const pr
 }  // namespace
 
 result<std::vector<yaml_document>> read_manifest_documents(const std::string& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) return error{file + ": cannot read file: " + std::strerror(errno)};
   yaml_limits limits = manifest_limits();
   std::string text;
+  if (file == "-") {
+    if (auto s = read_bounded(std::cin, "<stdin>", limits.max_file_bytes, text); !s) return s.err();
+    return load_yaml("<stdin>", text, looks_like_json("<stdin>", text) ? yaml_input::json : yaml_input::stream, limits);
+  }
+  std::ifstream in(file, std::ios::binary);
+  if (!in) return error{file + ": cannot read file: " + std::strerror(errno)};
   if (auto s = read_bounded(in, file, limits.max_file_bytes, text); !s) return s.err();
   return load_yaml(file, text, looks_like_json(file, text) ? yaml_input::json : yaml_input::stream, limits);
 }
 
-result<cluster_manifests> load_manifests(const std::vector<std::string>& files) {
+namespace {
+
+// A directory's manifest files (.yaml, .yml, .json), in name order, not recursively.
+result<std::vector<std::string>> manifest_files_in(const std::string& dir) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    auto ext = it->path().extension().string();
+    if ((ext == ".yaml" || ext == ".yml" || ext == ".json") && it->is_regular_file(ec)) out.push_back(it->path().string());
+  }
+  if (ec) return error{dir + ": cannot list the directory: " + ec.message()};
+  if (out.empty()) return error{dir + ": the directory has no .yaml, .yml or .json file"};
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace
+
+result<cluster_manifests> load_manifests(const std::vector<std::string>& files, const manifest_options& opts) {
   cluster_manifests out;
-  loader l(out);
+  loader l(out, opts);
   for (auto& f : files) {
-    auto s = l.load_file(f);
-    if (!s) return s.err();
+    std::error_code ec;
+    std::vector<std::string> each{f};
+    if (f != "-" && std::filesystem::is_directory(f, ec)) {
+      auto in_dir = manifest_files_in(f);
+      if (!in_dir) return in_dir.err();
+      each = std::move(*in_dir);
+    }
+    for (auto& file : each)
+      if (auto s = l.load_file(file); !s) return s.err();
   }
   return out;
 }

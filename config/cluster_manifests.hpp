@@ -44,7 +44,16 @@ struct cluster_manifests {
 // document without `kind` or `apiVersion`, a field of the wrong type; and the limits of
 // yaml_guard.hpp: a file over 64 MiB, an object (a document, or a List item) over 3 MiB, nesting
 // deeper than 100 levels, too many nodes through aliases.
-result<cluster_manifests> load_manifests(const std::vector<std::string>& files);
+//
+// Each entry is a file, "-" for standard input (named <stdin> in messages), or a directory: its
+// .yaml, .yml and .json files in name order, not recursively (as `kubectl apply -f DIR`).
+// Unknown fields (a typo like `nodeselector`, checked against the Kubernetes schema,
+// messages/schema/) are warnings naming the path, or errors when `strict`, as the apiserver's strict
+// field validation makes them.
+struct manifest_options {
+  bool strict = false;
+};
+result<cluster_manifests> load_manifests(const std::vector<std::string>& files, const manifest_options& opts = {});
 
 struct cluster_input {
   std::vector<std::shared_ptr<node_info>> nodes;

@@ -15,6 +15,7 @@ struct simulate_args {
   std::string explain_pod;   // --explain NAMESPACE/NAME: explain only this pod
   uint32_t explain_top = 0;  // --explain-top N: list at most N nodes per pod (0: all)
   bool fail_on_unschedulable = false;  // exit 1 when a pending pod of ours stays pending
+  bool strict = false;                 // unknown fields in manifests are errors, not warnings
   // --metrics-bind-address: /metrics, /healthz, /livez, /readyz while the run lasts. Empty (the
   // default for this batch command) or "0" = off. Validated by main.
   std::string metrics_bind_address;

@@ -27,7 +27,9 @@ const char* const simulate_help =
   "3 a core actor died.\n"
   "\n"
   "flags:\n"
-  "  --cluster FILE                 a manifest file; repeat for several (required)\n"
+  "  --cluster FILE|DIR|-           a manifest file, a directory's .yaml/.yml/.json files, or - for\n"
+  "                                 standard input; repeat for several (required)\n"
+  "  --strict                       unknown fields in manifests are errors (default: warnings)\n"
   "  --config FILE                  KubeSchedulerConfiguration and/or ActorRuntimeConfiguration (YAML)\n"
   "  --output, -o json|table        output format (default table)\n"
   "  --explain [NAMESPACE/NAME]     every node's Filter verdicts and the Score plugins' scores, per\n"
@@ -84,7 +86,7 @@ void usage(std::ostream& os) {
   os << "usage:\n"
         "  kube-actor-scheduler simulate --cluster FILE [--cluster FILE...] [--config FILE]\n"
         "                                [--output json|table] [--explain [NS/NAME]] [--explain-top N]\n"
-        "                                [--fail-on-unschedulable] [-v N]\n"
+        "                                [--fail-on-unschedulable] [--strict] [-v N]\n"
         "                                [--metrics-bind-address HOST:PORT] [--logging-format text|json]\n"
         "  kube-actor-scheduler bench    [--workload FILE] [--config FILE] [--output json|table]\n"
         "                                [--report DIR] [--batching on|off] [--window-ms N]\n"
@@ -151,7 +153,7 @@ int simulate_command(int argc, char** argv) {
   for (int i = 2; i < argc; ++i) {
     std::string v;
     if (take(argc, argv, i, "--cluster", v)) {
-      if (v.empty()) return std::cerr << "error: --cluster needs a file\n", 2;
+      if (v.empty()) return std::cerr << "error: --cluster needs a file, a directory or -\n", 2;
       a.clusters.push_back(v);
     } else if (take(argc, argv, i, "--config", v)) {
       a.config = v;
@@ -171,6 +173,8 @@ int simulate_command(int argc, char** argv) {
       a.explain_top = n;
     } else if (std::strcmp(argv[i], "--fail-on-unschedulable") == 0) {
       a.fail_on_unschedulable = true;
+    } else if (std::strcmp(argv[i], "--strict") == 0) {
+      a.strict = true;
     } else if (wants_help(argv[i])) {
       std::cout << simulate_help;
       return 0;

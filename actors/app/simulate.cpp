@@ -102,6 +102,10 @@ void print_json(const std::vector<pod_result>& rows, const cluster_input& in, do
     else ++unschedulable;
   }
   w.end_array();
+  // What the manifests carried that was not used: unknown fields, kinds the scheduler skips.
+  w.key("warnings").begin_array();
+  for (auto& warning : in.warnings) w.value(warning);
+  w.end_array();
   w.key("summary").begin_object();
   w.key("nodes").value(static_cast<int64_t>(in.nodes.size()));
   w.key("pods").value(static_cast<int64_t>(rows.size()));
@@ -260,7 +264,9 @@ int run_simulate(const simulate_args& args) {
   if (!cfg) return 2;
   if (auto w = apply_metrics_recording(cfg->runtime.record_metrics, args.metrics_bind_address, args.config); !w.empty())
     std::cerr << "warning: " << w << "\n";
-  auto manifests = load_manifests(args.clusters);
+  manifest_options mopts;
+  mopts.strict = args.strict;
+  auto manifests = load_manifests(args.clusters, mopts);
   if (!manifests) {
     std::cerr << "error: " << manifests.err().message << "\n";
     return 2;

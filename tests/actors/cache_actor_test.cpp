@@ -149,7 +149,9 @@ TEST_F(cache_actor_test, credit_goes_back_once_ack_every_changes_are_applied_not
     run();
     auto credits = log("cluster").all<credit_atom, uint64_t>();
     ASSERT_EQ(credits.size() - before, static_cast<size_t>((i - 1) / 3)) << "after change " << i - 1;
-    if (credits.size() > before) EXPECT_EQ(std::get<1>(credits.back()), 3u) << "every change owed, at once";
+    if (credits.size() > before) {
+      EXPECT_EQ(std::get<1>(credits.back()), 3u) << "every change owed, at once";
+    }
   }
 }
 

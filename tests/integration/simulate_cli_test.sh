@@ -67,6 +67,12 @@ fail-on-unschedulable
 help-and-version
 explain-keeps-placements
 explain-one-pod-top-nodes
+unknown-fields-warn
+bad-unknown-fields-strict
+cluster-from-stdin
+cluster-from-directory
+bad-workload-as-manifest
+bad-empty-directory
 CASES
 }
 
@@ -335,7 +341,7 @@ PY
       [ ! -s "$tmp/err" ] || { show; fail "$sub --help wrote to stderr"; }
     done
     "$bin" simulate --help >"$tmp/out"
-    for flag in --cluster --config --output --explain --explain-top --fail-on-unschedulable --metrics-bind-address \
+    for flag in --cluster --config --output --explain --explain-top --fail-on-unschedulable --strict --metrics-bind-address \
                 --logging-format -v; do
       grep -q -- "$flag" "$tmp/out" || { show; fail "simulate --help does not describe $flag"; }
     done
@@ -381,6 +387,42 @@ totals = [r["total"] for r in e["scores"]]
 assert totals == sorted(totals, reverse=True), totals
 PY
     bad "--explain-top" "\"x\"" -- --cluster "$examples/taints.yaml" --explain-top x ;;
+  unknown-fields-warn)
+    # A typo is a warning naming the document and the path, on stderr and in the JSON's warnings.
+    run --cluster "$f/typos.yaml"
+    [ "$rc" -eq 0 ] || { show; fail "exit code $rc"; }
+    for p in "document 2 (Pod default/web): spec.nodeselector: unknown field" \
+             "document 2 (Pod default/web): spec.containers[0].resources.request: unknown field"; do
+      grep -qF -- "$p" "$tmp/err" || { show; fail "stderr does not warn: $p"; }
+    done
+    python3 -c 'import json,sys; w=json.load(open(sys.argv[1]))["warnings"]; assert any("spec.nodeselector: unknown field" in x for x in w), w' \
+      "$tmp/out" || { show; fail "warnings missing from the JSON"; } ;;
+  bad-unknown-fields-strict)
+    bad "typos.yaml: document 2 (Pod default/web)" "spec.nodeselector: unknown field" -- --cluster "$f/typos.yaml" --strict ;;
+  cluster-from-stdin)
+    timeout 60 "$bin" simulate --cluster - --output json <"$examples/basic.yaml" >"$tmp/out" 2>"$tmp/err"; rc=$?
+    [ "$rc" -eq 0 ] || { show; fail "exit code $rc"; }
+    cp "$tmp/out" "$tmp/stdin.json"
+    run --cluster "$examples/basic.yaml"
+    python3 -c 'import json,sys; a,b=(json.load(open(f))["pods"] for f in sys.argv[1:3]); assert [(p["name"],p["node"]) for p in a]==[(p["name"],p["node"]) for p in b]' \
+      "$tmp/stdin.json" "$tmp/out" || { show; fail "stdin gave another answer than the file"; } ;;
+  cluster-from-directory)
+    # Every .yaml/.yml/.json file of the directory, in name order, as kubectl -f DIR.
+    mkdir -p "$tmp/d"
+    cp "$examples/basic.yaml" "$tmp/d/a.yaml"
+    printf 'ignored' >"$tmp/d/notes.txt"
+    run --cluster "$tmp/d"
+    [ "$rc" -eq 0 ] || { show; fail "exit code $rc"; }
+    cp "$tmp/out" "$tmp/dir.json"
+    run --cluster "$examples/basic.yaml"
+    cmp -s <(python3 -c 'import json,sys; print([(p["name"],p["node"]) for p in json.load(open(sys.argv[1]))["pods"]])' "$tmp/dir.json") \
+           <(python3 -c 'import json,sys; print([(p["name"],p["node"]) for p in json.load(open(sys.argv[1]))["pods"]])' "$tmp/out") \
+      || { show; fail "the directory gave another answer than its file"; } ;;
+  bad-workload-as-manifest)
+    bad "ci-small.yaml: document 1" "bench workload file" "bench --workload" -- --cluster "$root/bench/workloads/ci-small.yaml" ;;
+  bad-empty-directory)
+    mkdir -p "$tmp/empty"
+    bad "$tmp/empty" "no .yaml, .yml or .json file" -- --cluster "$tmp/empty" ;;
   *) fail "unknown case (see --list)" ;;
 esac
 echo "ok [$name]"
