@@ -54,6 +54,10 @@ inline const std::filesystem::path& scratch_dir() {
   return *dir;
 }
 
+// Created before main, so the per-input child processes of a replay (replay_main.cpp) share the
+// parent's directory, which the parent removes at exit; a child leaves with _exit and never would.
+inline const std::filesystem::path& scratch_dir_at_start = scratch_dir();
+
 // Writes the input to scratch_dir()/name and returns the file's path.
 inline std::string write_input(const std::string& name, const uint8_t* data, size_t size) {
   std::string path = (scratch_dir() / name).string();
