@@ -82,8 +82,16 @@ bool is_json_number(const std::string& s) {
 }
 
 
+// Bounds on a RawExtension's JSON text: YAML aliases can make a few bytes expand without end (an
+// alias bomb), or refer to themselves (`&a [*a]`), so the walk stops at the apiserver's object size
+// or at a depth no real object has.
+constexpr std::size_t kRawExtensionMaxBytes = 3 * 1024 * 1024;
+constexpr int kRawExtensionMaxDepth = 100;
+
 // Compact JSON for a YAML/JSON subtree, keys in document order (RawExtension keeps the text).
-void node_to_json(const YAML::Node& n, std::string& out) {
+// False when the bounds above are exceeded.
+bool node_to_json(const YAML::Node& n, std::string& out, int depth = 0) {
+  if (depth > kRawExtensionMaxDepth || out.size() > kRawExtensionMaxBytes) return false;
   switch (n.Type()) {
     case YAML::NodeType::Map: {
       out += '{';
@@ -93,10 +101,10 @@ void node_to_json(const YAML::Node& n, std::string& out) {
         first = false;
         append_json_string(out, kv.first.Scalar());
         out += ':';
-        node_to_json(kv.second, out);
+        if (!node_to_json(kv.second, out, depth + 1)) return false;
       }
       out += '}';
-      return;
+      return true;
     }
     case YAML::NodeType::Sequence: {
       out += '[';
@@ -104,10 +112,10 @@ void node_to_json(const YAML::Node& n, std::string& out) {
       for (const auto& e : n) {
         if (!first) out += ',';
         first = false;
-        node_to_json(e, out);
+        if (!node_to_json(e, out, depth + 1)) return false;
       }
       out += ']';
-      return;
+      return true;
     }
     case YAML::NodeType::Scalar: {
       const std::string& s = n.Scalar();
@@ -116,9 +124,9 @@ void node_to_json(const YAML::Node& n, std::string& out) {
       } else {
         append_json_string(out, s);
       }
-      return;
+      return out.size() <= kRawExtensionMaxBytes;
     }
-    default: out += "null"; return;
+    default: out += "null"; return true;
   }
 }
 
@@ -181,7 +189,9 @@ kas::status_or_error decode_special(const YAML::Node& node, pb::Message& out,
   auto* desc = out.GetDescriptor();
   if (type == kRawExtension) {
     std::string json;
-    node_to_json(node, json);
+    if (!node_to_json(node, json))
+      return fail(path, "the embedded object is nested deeper than " + std::to_string(kRawExtensionMaxDepth) +
+                          " levels or larger than 3 MiB as JSON (YAML aliases?)");
     refl->SetString(&out, desc->FindFieldByNumber(1), std::move(json));
     return kas::ok_t{};
   }

@@ -125,6 +125,24 @@ TEST(DecodeShapes, IntOrStringAndRawExtension) {
   EXPECT_EQ(ev.object().raw(), R"({"kind":"Pod","n":1,"s":"1","l":[true,null,"x"]})");
 }
 
+// A RawExtension is kept as JSON text; YAML aliases must not make it endless (found by fuzzing).
+TEST(DecodeShapes, RawExtensionThroughAliasesIsBounded) {
+  k8s::meta::WatchEvent ev;
+  auto st = decode_yaml("type: ADDED\nobject: &a [*a]\n", ev);
+  ASSERT_FALSE(st.ok()) << "an alias to itself: a stack overflow before";
+  EXPECT_NE(st.err().message.find("object: the embedded object is nested deeper than 100 levels"), std::string::npos)
+    << st.err().message;
+  std::string bomb = "type: ADDED\nobject:\n  a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n";
+  for (int i = 1; i < 10; ++i)
+    bomb += "  a" + std::to_string(i) + ": &a" + std::to_string(i) + " [" + std::string("*a") + std::to_string(i - 1) +
+            std::string(", *a") + std::to_string(i - 1) + ", *a" + std::to_string(i - 1) + ", *a" + std::to_string(i - 1) +
+            ", *a" + std::to_string(i - 1) + ", *a" + std::to_string(i - 1) + ", *a" + std::to_string(i - 1) + ", *a" +
+            std::to_string(i - 1) + ", *a" + std::to_string(i - 1) + ", *a" + std::to_string(i - 1) + "]\n";
+  st = decode_yaml(bomb, ev);
+  ASSERT_FALSE(st.ok()) << "10^10 scalars: hours and gigabytes before";
+  EXPECT_NE(st.err().message.find("larger than 3 MiB"), std::string::npos) << st.err().message;
+}
+
 TEST(EncodeJson, KubernetesShapes) {
   k8s::coordination::Lease lease;
   lease.mutable_metadata()->set_name("kas");
