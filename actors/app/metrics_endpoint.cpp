@@ -1,7 +1,9 @@
 #include "actors/app/metrics_endpoint.hpp"
 
+#include <chrono>
 #include <cstdlib>
 #include <iostream>
+#include <thread>
 
 #include "observability/metrics.hpp"
 #include "spdlog/spdlog.h"
@@ -44,6 +46,10 @@ result<served_scheduler> start_served_scheduler(caf::actor_system& sys, const sc
       if (name == victim) found = true, caf::anon_send_exit(a, caf::exit_reason::kill);
     if (found) spdlog::warn("Test hook KAS_TEST_KILL_ACTOR killed an actor actor=\"{}\"", victim);
     else spdlog::warn("Test hook KAS_TEST_KILL_ACTOR names no actor actor=\"{}\"", victim);
+    // The death is the test's premise: wait (at most 10 s) until the supervisor has recorded it, so
+    // a run that finishes in milliseconds cannot end first and take the death for a normal stop.
+    for (int i = 0; found && i < 10000 && !health->first_failure(); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   return served_scheduler{std::move(*sched), std::move(*endpoint)};
 }
