@@ -147,6 +147,20 @@ bool take_common(int argc, char** argv, int& i, std::string& metrics_bind, int& 
   return false;
 }
 
+// What every subcommand does with an argument its own flags did not take: --help (exit 0), the shared
+// flags (take_common), or an unknown argument (exit 2, with the usage). Returns the exit code when
+// the command must stop, -1 when the argument was taken and parsing goes on.
+int other_argument(const char* cmd, const char* help, int argc, char** argv, int& i, std::string& metrics_bind) {
+  if (wants_help(argv[i])) {
+    std::cout << help;
+    return 0;
+  }
+  if (int rc = 0; take_common(argc, argv, i, metrics_bind, rc)) return rc ? rc : -1;
+  std::cerr << "error: " << cmd << ": unknown argument \"" << argv[i] << "\"\n";
+  usage(std::cerr);
+  return 2;
+}
+
 // `simulate FLAGS...`: parses argv[2..] and runs it.
 int simulate_command(int argc, char** argv) {
   kas::simulate_args a;
@@ -175,15 +189,8 @@ int simulate_command(int argc, char** argv) {
       a.fail_on_unschedulable = true;
     } else if (std::strcmp(argv[i], "--strict") == 0) {
       a.strict = true;
-    } else if (wants_help(argv[i])) {
-      std::cout << simulate_help;
-      return 0;
-    } else if (int rc = 0; take_common(argc, argv, i, a.metrics_bind_address, rc)) {
-      if (rc) return rc;
-    } else {
-      std::cerr << "error: simulate: unknown argument \"" << argv[i] << "\"\n";
-      usage(std::cerr);
-      return 2;
+    } else if (int rc = other_argument("simulate", simulate_help, argc, argv, i, a.metrics_bind_address); rc >= 0) {
+      return rc;
     }
   }
   return kas::run_simulate(a);
@@ -215,15 +222,8 @@ int bench_command(int argc, char** argv) {
       if (!number("--linger", v, a.linger_s)) return 2;
     } else if (std::strcmp(argv[i], "--quiet") == 0) {
       a.quiet = true;
-    } else if (wants_help(argv[i])) {
-      std::cout << bench_help;
-      return 0;
-    } else if (int rc = 0; take_common(argc, argv, i, a.metrics_bind_address, rc)) {
-      if (rc) return rc;
-    } else {
-      std::cerr << "error: bench: unknown argument \"" << argv[i] << "\"\n";
-      usage(std::cerr);
-      return 2;
+    } else if (int rc = other_argument("bench", bench_help, argc, argv, i, a.metrics_bind_address); rc >= 0) {
+      return rc;
     }
   }
   return kas::run_bench(a);

@@ -3,7 +3,6 @@
 #include <chrono>
 #include <cstdlib>
 #include <iostream>
-#include <thread>
 
 #include "observability/metrics.hpp"
 #include "spdlog/spdlog.h"
@@ -46,10 +45,16 @@ result<served_scheduler> start_served_scheduler(caf::actor_system& sys, const sc
       if (name == victim) found = true, caf::anon_send_exit(a, caf::exit_reason::kill);
     if (found) spdlog::warn("Test hook KAS_TEST_KILL_ACTOR killed an actor actor=\"{}\"", victim);
     else spdlog::warn("Test hook KAS_TEST_KILL_ACTOR names no actor actor=\"{}\"", victim);
-    // The death is the test's premise: wait (at most 10 s) until the supervisor has recorded it, so
-    // a run that finishes in milliseconds cannot end first and take the death for a normal stop.
-    for (int i = 0; found && i < 10000 && !health->first_failure(); ++i)
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    // The death is the test's premise: wait for the supervisor's word that it recorded it (at most
+    // 10 s), so a run that finishes in milliseconds cannot end first and take it for a normal stop.
+    if (found) {
+      caf::scoped_actor self{sys};
+      self->send(sched->supervisor, watch_atom::value);
+      self->receive([](died_atom, const std::string&, const std::string&) {},
+                    caf::after(std::chrono::seconds(10)) >> [victim] {
+                      spdlog::error("Test hook KAS_TEST_KILL_ACTOR: no death of \"{}\" reported in 10 s", victim);
+                    });
+    }
   }
   return served_scheduler{std::move(*sched), std::move(*endpoint)};
 }
