@@ -166,6 +166,9 @@ private:
   result<workload> parse(const YAML::Node& root) {
     if (!root.IsMap()) return fail(path_, std::string("expected a workload (a mapping), got ") + type_name(root));
     const std::string top = path_ + ":";
+    if (root["kind"] && root["apiVersion"] && !root["ops"])
+      return fail(path_, "this is a Kubernetes manifest (apiVersion, kind), not a bench workload file: load it "
+                         "with `simulate --cluster`");
     if (auto s = only_keys(root, top, {"name", "description", "threshold", "ops"}); !s) return s.err();
     workload w;
     w.file = path_;

@@ -16,6 +16,7 @@ run-metrics-off
 bad-missing-workload
 bad-workload-unknown-field
 bad-workload-volume
+bad-manifest-as-workload
 bad-output-format
 bad-batching
 bad-window-ms
@@ -112,6 +113,10 @@ case "$name" in
     printf 'name: X\nops:\n- {opcode: createNodes, count: 1, nodeTemplatePath: %s}\n- {opcode: createPods, count: 1, podTemplatePath: templates/pvc-pod.yaml, collectMetrics: true}\n' \
       "$workloads/templates/node-default.yaml" >"$tmp/w.yaml"
     bad "$tmp/w.yaml: ops[1].podTemplatePath" "spec.volumes[0]" "VolumeBinding" -- --workload "$tmp/w.yaml" --quiet ;;
+  bad-manifest-as-workload)
+    # The reverse of simulate's bad-workload-as-manifest: a manifest given to --workload.
+    bad "$root/bench/examples/basic.yaml" "Kubernetes manifest" "simulate --cluster" -- \
+      --workload "$root/bench/examples/basic.yaml" --quiet ;;
   bad-output-format)
     bad "--output" "xml" -- --workload "$ci" --output xml --quiet ;;
   bad-batching)
