@@ -3,7 +3,11 @@
 # build into build/, then either run the main job on the embedded default or, with `test`, run
 # every test.
 #   deploy/quickstart.sh        build and run the benchmark (SchedulingBasic, 5000 nodes)
-#   deploy/quickstart.sh test   build and run the whole test suite (ctest)
+#   deploy/quickstart.sh test   build and run the whole test suite (ctest), then the sanitizer jobs:
+#                               the whole suite under ASan+UBSan (tests/sanitizers/run.sh) and the
+#                               actor and integration tests under TSan against a CAF built
+#                               instrumented from Debian's source (tests/sanitizers/tsan.sh).
+#                               KAS_SANITIZERS=0 skips those two for a quick local loop; CI runs them.
 set -euo pipefail
 
 mode="${1:-run}"
@@ -12,7 +16,9 @@ cd "$root"
 
 packages=(build-essential cmake libcaf-dev libprotobuf-dev protobuf-compiler libyaml-cpp-dev libspdlog-dev
           prometheus-cpp-dev libgtest-dev googletest libbenchmark-dev libcurl4-openssl-dev libssl-dev
-          libsimdjson-dev python3 prometheus)  # prometheus: the server and promtool the observability tests run
+          libsimdjson-dev python3 prometheus dpkg-dev)
+# prometheus: the server and promtool the observability tests run; dpkg-dev: dpkg-source, with which
+# tests/sanitizers/tsan.sh unpacks Debian's CAF source.
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -32,6 +38,12 @@ cmake --build build -j "$jobs"
 case "$mode" in
   test)
     ctest --test-dir build --output-on-failure -j "$jobs"
+    if [ "${KAS_SANITIZERS:-1}" != 0 ]; then
+      echo "quickstart: the suite under AddressSanitizer and UndefinedBehaviorSanitizer" >&2
+      tests/sanitizers/run.sh
+      echo "quickstart: the actor and integration tests under ThreadSanitizer" >&2
+      tests/sanitizers/tsan.sh
+    fi
     ;;
   run)
     ./build/kube-actor-scheduler bench

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Builds the whole suite with AddressSanitizer and UndefinedBehaviorSanitizer into build-asan/ and
 # runs it; a report fails the test that caused it. CAF header reports are suppressed by name, with
-# the reason, in ubsan.supp. Not yet part of deploy/quickstart.sh test: it has not yet passed a
-# whole run, and the instrumented build takes about as long as the Release one.
+# the reason, in ubsan.supp. deploy/quickstart.sh test (and so CI) runs it after the Release suite.
+# A directory-wide ccache is used when CMAKE_CXX_COMPILER_LAUNCHER is set in the environment.
 #   tests/sanitizers/run.sh [CTEST_ARGS...]
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
