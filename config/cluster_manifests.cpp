@@ -29,6 +29,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "config/manifest_objects.hpp"
+#include "config/object_validation.hpp"
 #include "config/yaml_guard.hpp"
 #include "messages/codec.hpp"
 #include "messages/schema/strict_fields.hpp"
@@ -276,6 +277,9 @@ private:
     auto msg = std::make_shared<T>();
     auto s = codec::decode_node(n, *msg, "");
     if (!s) return fail(o.describe(), s.err().message);
+    // What the apiserver would refuse (names, labels, containers); the namespace is checked as
+    // written, before the default applies.
+    if (auto v = validate_object(*msg); !v) return fail(o.describe(), v.err().message);
     // Namespaced objects without a namespace land in "default", as `kubectl apply` puts them.
     if constexpr (std::is_same_v<T, k8s::core::Pod> || std::is_same_v<T, k8s::policy::PodDisruptionBudget>)
       msg->mutable_metadata()->set_namespace_(o.ns);

@@ -73,6 +73,9 @@ cluster-from-stdin
 cluster-from-directory
 bad-workload-as-manifest
 bad-empty-directory
+bad-pod-without-containers
+bad-label-key
+bad-object-name
 CASES
 }
 
@@ -423,6 +426,16 @@ PY
   bad-empty-directory)
     mkdir -p "$tmp/empty"
     bad "$tmp/empty" "no .yaml, .yml or .json file" -- --cluster "$tmp/empty" ;;
+  bad-pod-without-containers)
+    # What the apiserver refuses is refused here too (exit 2), with its field error.
+    printf 'apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {}\n' >"$tmp/p.yaml"
+    bad "p.yaml: document 1 (Pod default/p)" "spec.containers: Required value" -- --cluster "$tmp/p.yaml" ;;
+  bad-label-key)
+    printf 'apiVersion: v1\nkind: Node\nmetadata: {name: n, labels: {"bad key!": v}}\n' >"$tmp/n.yaml"
+    bad "(Node n)" 'metadata.labels: Invalid value: "bad key!": name part must consist' -- --cluster "$tmp/n.yaml" ;;
+  bad-object-name)
+    printf 'apiVersion: v1\nkind: Pod\nmetadata: {name: Web_1}\nspec: {containers: [{name: c}]}\n' >"$tmp/p.yaml"
+    bad 'metadata.name: Invalid value: "Web_1": a lowercase RFC 1123 subdomain' -- --cluster "$tmp/p.yaml" ;;
   *) fail "unknown case (see --list)" ;;
 esac
 echo "ok [$name]"
