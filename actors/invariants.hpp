@@ -1,5 +1,5 @@
 #pragma once
-// DESIGN §6's placement invariants, checked on a final cluster state by tests and by every bench
+// The placement invariants, checked on a final cluster state by tests and by every bench
 // run: no node overcommitted (cpu, memory, pod count), no host port used twice on a node, no hard
 // constraint violated (taints, node selector and required node affinity, required inter-pod
 // affinity and anti-affinity, DoNotSchedule topology spread).

@@ -122,11 +122,12 @@ result<cluster_manifests> load_template_file(const std::string& file) {
   auto m = load_manifests({copy.string()});
   std::error_code ec;
   std::filesystem::remove(copy, ec);
-  if (!m) {
-    std::string msg = m.err().message;
+  auto name_original = [&](std::string msg) {
     for (size_t at; (at = msg.find(copy.string())) != std::string::npos;) msg.replace(at, copy.string().size(), file);
-    return error{msg};
-  }
+    return msg;
+  };
+  if (!m) return error{name_original(m.err().message)};
+  for (auto& w : m->warnings) w = name_original(std::move(w));
   auto restore = [&](auto& objects) {
     for (auto& o : objects) o.second.file = file;
   };
@@ -191,6 +192,7 @@ private:
       w.ops.push_back(std::move(*op));
     }
     if (w.measured_pod_count() == 0) return error{path_ + ": ops: no createPods op has collectMetrics: true"};
+    w.warnings = std::move(warnings_);
     return w;
   }
 
@@ -202,6 +204,7 @@ private:
   result<cluster_manifests> load_template(const std::string& rel, const std::string& where) {
     auto m = load_template_file(resolve(rel));
     if (!m) return fail(where, m.err().message);
+    for (auto& w : m->warnings) warnings_.push_back(where + ": " + w);
     return std::move(*m);
   }
 
@@ -401,6 +404,7 @@ private:
 
   std::string path_;
   std::filesystem::path dir_;
+  std::vector<std::string> warnings_;
   cluster_manifests created_;  // every createAny object so far
 };
 

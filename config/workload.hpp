@@ -103,6 +103,8 @@ struct workload {
   std::string description;
   double threshold = 0;
   std::vector<workload_op> ops;
+  // What the templates' manifests warned of (unknown fields), each naming the op and the file.
+  std::vector<std::string> warnings;
 
   size_t node_count() const;
   size_t measured_pod_count() const;

@@ -1,6 +1,6 @@
 // `bench`: run a scheduler_perf-style workload in embedded mode and measure it the way
 // scheduler_perf does (pods bound per 1-second window), plus end-to-end latency, peak RSS, the raw
-// kernel throughput of the same pods in one plain loop, and DESIGN §6's invariants.
+// kernel throughput of the same pods in one plain loop, and the placement invariants (actors/invariants.hpp).
 #include <unistd.h>
 
 #include <algorithm>
@@ -272,6 +272,9 @@ void print_json(const bench_result& r) {
   w.key("invariants").begin_object().key("checks").value(i64(r.invariant_checks)).key("violations").begin_array();
   for (auto& v : r.violations) w.value(v);
   w.end_array().end_object();
+  w.key("warnings").begin_array();
+  for (auto& warning : r.warnings) w.value(warning);
+  w.end_array();
   w.end_object();
   std::cout << w.str() << "\n";
 }
@@ -517,6 +520,7 @@ private:
 
     r_.workload = wl_.name;
     r_.workload_file = wl_.file;
+    r_.warnings = wl_.warnings;
     r_.threshold = wl_.threshold;
     r_.nodes = nodes_.size();
     r_.init_pods = init_.size();
@@ -639,6 +643,7 @@ int run_bench(const bench_args& args) {
     }
     wl = std::move(*w);
   }
+  for (auto& w : wl.warnings) std::cerr << "warning: " << w << "\n";
   return bench_run(args, std::move(wl), std::move(*cfg)).run();
 }
 

@@ -61,9 +61,10 @@ struct bench_result {
   bool batching = false;
   bool record_metrics = true;
 
-  // DESIGN §6 invariants over the final cluster state; empty = all hold.
+  // The placement invariants (actors/invariants.hpp) over the final cluster state; empty = all hold.
   size_t invariant_checks = 0;             // individual checks made
   std::vector<std::string> violations;     // one line per violation
+  std::vector<std::string> warnings;       // the workload's (unknown fields in its templates)
 };
 
 }  // namespace kas

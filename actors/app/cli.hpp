@@ -1,5 +1,5 @@
 #pragma once
-// The command-line front end (DESIGN §2). Each command returns the process exit code:
+// The command-line front end (see README: simulate, bench). Each command returns the process exit code:
 // 0 success, 2 bad input (one clear message on stderr), 1 internal failure.
 #include <cstdint>
 #include <string>

@@ -1,4 +1,4 @@
-// kube-actor-scheduler: a Kubernetes pod scheduler built on actors. See DESIGN.md §2 for the
+// kube-actor-scheduler: a Kubernetes pod scheduler built on actors. The README documents the
 // command-line contract.
 #include <cstring>
 #include <iostream>

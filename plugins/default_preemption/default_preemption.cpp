@@ -76,7 +76,7 @@ dry_run_result default_preemption::dry_run_preemption(const fw::cycle_state& sta
       out.statuses.statuses.insert_or_assign(orig.name, fw::status::unresolvable(no_victims_reason));
       continue;
     }
-    // DESIGN §3: AddPod/RemovePod run on clones of the node and of the CycleState.
+    // AddPod/RemovePod run on clones of the node and of the CycleState.
     auto node_copy = orig.clone();
     fw::cycle_state state_copy = state.clone();
     preemption_candidate c;

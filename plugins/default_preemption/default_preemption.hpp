@@ -7,7 +7,7 @@
 //   1. PodEligibleToPreemptOthers (preemptionPolicy Never; terminating victims on the nominated node).
 //   2. Candidates: the nodes whose Filter failure removing pods may fix, visited from an offset for
 //      at most calculateNumCandidates candidates; on each, SelectVictimsOnNode on a CLONE of the
-//      cycle_state and of the node_info (DESIGN §3: the original state is never touched).
+//      cycle_state and of the node_info (the original state is never touched).
 //   3. The best candidate (pickOneNodeForPreemption), then its victims are deleted with kube's
 //      "Preempted" Event, lower-priority nominations on the node are cleared, and the pod is
 //      nominated to the node.

@@ -1,7 +1,7 @@
 // The whole scheduling pipeline over an embedded cluster, on a real actor system (2 threads), driven
 // as `simulate` drives it: objects go into the cluster, start_scheduler, wait for the queue's
 // quiescence reply, then read the recorder's outcomes and the cluster's final pods. Every check
-// waits on a reply with a timeout; nothing sleeps. DESIGN.md §6's invariants are checked on the
+// waits on a reply with a timeout; nothing sleeps. The placement invariants (actors/invariants.hpp) are checked on the
 // final placement after every run.
 #include <gtest/gtest.h>
 
@@ -48,7 +48,7 @@ struct test_system_config : caf::actor_system_config {
   }
 };
 
-// --- invariants (DESIGN.md §6) ------------------------------------------------------------------
+// --- invariants (actors/invariants.hpp) ------------------------------------------------------------------
 
 // The checks themselves live in actors/invariants (bench runs them too).
 
@@ -557,7 +557,7 @@ TEST(PipelineTest, NodeDeletedMidRun) {
 // --- the optimistic conflict path ------------------------------------------------------------------
 
 // Adds `pods` copies of `tmpl` (p0, p1, ...), schedules them eight in flight over two workers, and
-// checks DESIGN §6's invariants and how many were scheduled.
+// checks the placement invariants and how many were scheduled.
 void run_concurrently(pipeline_env& env, const pod_spec& tmpl, size_t pods, size_t want_scheduled) {
   for (size_t i = 0; i < pods; ++i) {
     auto p = tmpl;

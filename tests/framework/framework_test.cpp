@@ -1,5 +1,5 @@
 // The framework runners (plugins/framework/framework.cpp) against kube-scheduler v1.36's
-// frameworkImpl semantics, DESIGN §5. Every case drives scriptable fakes that log their calls.
+// frameworkImpl semantics (kube-scheduler's framework/runtime). Every case drives scriptable fakes that log their calls.
 #include <gtest/gtest.h>
 
 #include <map>
@@ -538,8 +538,12 @@ public:
     bool per_node = point == fw::metric_point::filter || point == fw::metric_point::score;
     // Filter: 1 call in per_node_timing_every, with that weight; Score: that too from score_node, or a
     // whole score_nodes pass as one observation weighing its node count.
-    if (point == fw::metric_point::filter) EXPECT_EQ(weight, fw::per_node_timing_every);
-    if (!per_node) EXPECT_EQ(weight, 1u);
+    if (point == fw::metric_point::filter) {
+      EXPECT_EQ(weight, fw::per_node_timing_every);
+    }
+    if (!per_node) {
+      EXPECT_EQ(weight, 1u);
+    }
     EXPECT_GE(took.count(), 0);
     if (per_node) {
       per_node_weight[std::string(fw::to_string(point)) + "/" + std::string(plugin)] += weight;

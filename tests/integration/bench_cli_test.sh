@@ -17,6 +17,7 @@ bad-missing-workload
 bad-workload-unknown-field
 bad-workload-volume
 bad-manifest-as-workload
+template-unknown-field-warns
 bad-output-format
 bad-batching
 bad-window-ms
@@ -117,6 +118,20 @@ case "$name" in
     # The reverse of simulate's bad-workload-as-manifest: a manifest given to --workload.
     bad "$root/bench/examples/basic.yaml" "Kubernetes manifest" "simulate --cluster" -- \
       --workload "$root/bench/examples/basic.yaml" --quiet ;;
+  template-unknown-field-warns)
+    # A typo in a pod template is reported, as in a manifest, on stderr and in the JSON.
+    mkdir -p "$tmp/templates"
+    printf 'apiVersion: v1\nkind: Pod\nmetadata: {generateName: p-}\nspec:\n  containers: [{name: c, image: i, resources: {request: {cpu: "1"}}}]\n' \
+      >"$tmp/templates/pod.yaml"
+    printf 'name: X\nops:\n- {opcode: createNodes, count: 2, nodeTemplatePath: %s}\n- {opcode: createPods, count: 5, podTemplatePath: templates/pod.yaml, collectMetrics: true}\n' \
+      "$workloads/templates/node-default.yaml" >"$tmp/w.yaml"
+    run --workload "$tmp/w.yaml" --output json --quiet
+    [ "$rc" -eq 0 ] || { show; fail "exit code $rc"; }
+    want="$tmp/w.yaml: ops[1]"
+    grep -qF -- "warning: $want" "$tmp/err" && grep -qF "spec.containers[0].resources.request: unknown field" "$tmp/err" ||
+      { show; fail "no warning naming the op and the field on stderr"; }
+    python3 -c 'import json,sys; w=json.load(open(sys.argv[1]))["warnings"]; sys.exit(not any("resources.request: unknown field" in x and "templates/pod.yaml" in x for x in w))' \
+      "$tmp/out" || { show; fail "the warning is not in the JSON warnings"; } ;;
   bad-output-format)
     bad "--output" "xml" -- --workload "$ci" --output xml --quiet ;;
   bad-batching)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# End-to-end tests of `kube-actor-scheduler simulate` (DESIGN.md §2), one case per invocation:
+# End-to-end tests of `kube-actor-scheduler simulate`, one case per invocation:
 #   simulate_cli_test.sh BINARY REPO_ROOT CASE
 #   simulate_cli_test.sh --list            # the case names, one a line (CMakeLists.txt reads them)
 # example-* cases run a cluster from bench/examples and compare stdout, as JSON with key order

@@ -1,4 +1,4 @@
-// UnschedulableAndUnresolvable nodes are excluded from preemption (DESIGN §5).
+// UnschedulableAndUnresolvable nodes are excluded from preemption.
 #include <gtest/gtest.h>
 
 #include "plugins/framework/preemption.hpp"
