@@ -9,12 +9,10 @@
 #include <algorithm>
 #include <map>
 
+#include "messages/name_validation.hpp"
 #include "messages/quantity.hpp"
 
 namespace kas {
-namespace detail {
-bool is_qualified_name(std::string_view s);            // resources.cpp
-}  // namespace detail
 
 namespace {
 
@@ -249,7 +247,7 @@ result<affinity_term> compile_affinity_term(const k8s::core::PodAffinityTerm& t,
                                             const std::string& path) {
   affinity_term out;
   if (t.topology_key().empty()) return at(path + ".topologyKey", "Required value: can not be empty");
-  if (!detail::is_qualified_name(t.topology_key()))
+  if (!is_qualified_name(t.topology_key()))
     return at(path + ".topologyKey", "Invalid value: \"" + t.topology_key() + "\": must be a qualified name");
   out.topology_key = t.topology_key();
   auto sel = compile_label_selector(t.has_label_selector() ? &t.label_selector() : nullptr, path + ".labelSelector");
@@ -258,7 +256,7 @@ result<affinity_term> compile_affinity_term(const k8s::core::PodAffinityTerm& t,
   auto merge = [&](const google::protobuf::RepeatedPtrField<std::string>& keys, const char* field, selector_op op)
       -> status_or_error {
     for (int i = 0; i < keys.size(); ++i) {
-      if (!detail::is_qualified_name(keys[i]))
+      if (!is_qualified_name(keys[i]))
         return at(path + "." + field + "[" + std::to_string(i) + "]",
                   "Invalid value: \"" + keys[i] + "\": must be a qualified name");
       const std::string* v = pod.labels.get(keys[i]);
@@ -356,7 +354,7 @@ result<spread_constraint> compile_spread_constraint(const k8s::core::TopologySpr
   if (c.max_skew <= 0)
     return at(path + ".maxSkew", "Invalid value: " + std::to_string(c.max_skew) + ": must be greater than zero");
   if (t.topology_key().empty()) return at(path + ".topologyKey", "Required value: can not be empty");
-  if (!detail::is_qualified_name(t.topology_key()))
+  if (!is_qualified_name(t.topology_key()))
     return at(path + ".topologyKey", "Invalid value: \"" + t.topology_key() + "\": must be a qualified name");
   c.topology_key = t.topology_key();
   if (t.when_unsatisfiable() == "DoNotSchedule")
@@ -390,7 +388,7 @@ result<spread_constraint> compile_spread_constraint(const k8s::core::TopologySpr
     return at(path + ".matchLabelKeys", "Forbidden: must not be specified when labelSelector is not set");
   for (int i = 0; i < t.match_label_keys_size(); ++i) {
     const std::string& key = t.match_label_keys(i);
-    if (!detail::is_qualified_name(key))
+    if (!is_qualified_name(key))
       return at(path + ".matchLabelKeys[" + std::to_string(i) + "]",
                 "Invalid value: \"" + key + "\": must be a qualified name");
     if (const std::string* v = pod.labels.get(key)) {

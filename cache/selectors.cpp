@@ -9,10 +9,10 @@
 
 #include "cache/pod_info.hpp"
 #include "messages/field_path.hpp"
+#include "messages/name_validation.hpp"
 
 namespace kas {
 namespace detail {
-bool is_qualified_name(std::string_view s);  // resources.cpp
 bool parse_int64(const std::string& s, int64_t& out);
 }  // namespace detail
 
@@ -55,7 +55,7 @@ selector_requirement compile_label_requirement(const std::string& key, const std
   r.values.assign(values.begin(), values.end());
   bool ok = parse_node_selector_op(op_name, r.op) &&
             (allow_gt_lt || (r.op != selector_op::gt && r.op != selector_op::lt));
-  ok = ok && detail::is_qualified_name(key);
+  ok = ok && is_qualified_name(key);
   if (ok) {
     switch (r.op) {
       case selector_op::in:
@@ -86,7 +86,7 @@ status_or_error check_label_requirement(const k8s::meta::LabelSelectorRequiremen
     return at(p + ".values", "Required value: must be specified when `operator` is 'In' or 'NotIn'");
   if ((r.op == selector_op::exists || r.op == selector_op::does_not_exist) && !e.values().empty())
     return at(p + ".values", "Forbidden: may not be specified when `operator` is 'Exists' or 'DoesNotExist'");
-  if (!detail::is_qualified_name(e.key()))
+  if (!is_qualified_name(e.key()))
     return at(p + ".key", "Invalid value: " + quoted(e.key()) + ": must be a qualified name");
   for (int j = 0; j < e.values_size(); ++j)
     if (!is_label_value(e.values(j)))
@@ -133,7 +133,7 @@ result<label_selector> compile_label_selector(const k8s::meta::LabelSelector* ls
     return out;
   }
   for (auto& [k, v] : ls->match_labels()) {
-    if (!detail::is_qualified_name(k))
+    if (!is_qualified_name(k))
       return at(path + ".matchLabels", "Invalid value: " + quoted(k) + ": must be a qualified name");
     if (!is_label_value(v))
       return at(path + ".matchLabels", "Invalid value: " + quoted(v) + ": must be a valid label value");

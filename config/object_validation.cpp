@@ -8,44 +8,6 @@ namespace kas {
 
 namespace {
 
-bool lower_alnum(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
-bool alnum(char c) { return lower_alnum(c) || (c >= 'A' && c <= 'Z'); }
-
-// [a-z0-9]([-a-z0-9]*[a-z0-9])?
-bool is_dns_label(const std::string& s, size_t b, size_t e) {
-  if (b >= e || !lower_alnum(s[b]) || !lower_alnum(s[e - 1])) return false;
-  for (size_t i = b; i < e; ++i)
-    if (!lower_alnum(s[i]) && s[i] != '-') return false;
-  return true;
-}
-
-// ([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]
-bool is_qualified_name_part(const std::string& s, size_t b, size_t e) {
-  if (b >= e || !alnum(s[b]) || !alnum(s[e - 1])) return false;
-  for (size_t i = b; i < e; ++i)
-    if (!alnum(s[i]) && s[i] != '-' && s[i] != '_' && s[i] != '.') return false;
-  return true;
-}
-
-const char* const subdomain_rule =
-    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must "
-    "start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is "
-    "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
-const char* const label_rule =
-    "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and "
-    "end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is "
-    "'[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
-const char* const name_part_rule =
-    "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
-    "alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is "
-    "'([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')";
-const char* const value_rule =
-    "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must "
-    "start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used "
-    "for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')";
-
-std::string too_long(size_t max) { return "must be no more than " + std::to_string(max) + " characters"; }
-
 error invalid(const std::string& path, const std::string& value, const std::string& why) {
   return error{path + ": Invalid value: " + quoted(value) + ": " + why};
 }
@@ -60,7 +22,7 @@ status_or_error check_name(const std::string& path, const std::string& name, boo
 template <class Map>
 status_or_error check_labels(const std::string& path, const Map& labels) {
   for (const auto& [k, v] : labels) {
-    if (auto why = label_key_problem(k); !why.empty()) return invalid(path, k, why);
+    if (auto why = qualified_name_problem(k); !why.empty()) return invalid(path, k, why);
     if (auto why = label_value_problem(v); !why.empty()) return invalid(path, v, why);
   }
   return ok_t{};
@@ -76,41 +38,6 @@ status_or_error check_meta(const k8s::meta::ObjectMeta& m, bool namespaced, bool
 }
 
 }  // namespace
-
-std::string dns1123_subdomain_problem(const std::string& s) {
-  if (s.size() > 253) return too_long(253);
-  size_t b = 0;
-  while (true) {
-    size_t e = s.find('.', b);
-    if (e == std::string::npos) e = s.size();
-    if (!is_dns_label(s, b, e)) return subdomain_rule;
-    if (e == s.size()) return "";
-    b = e + 1;
-  }
-}
-
-std::string dns1123_label_problem(const std::string& s) {
-  if (s.size() > 63) return too_long(63);
-  return is_dns_label(s, 0, s.size()) ? "" : label_rule;
-}
-
-std::string label_key_problem(const std::string& s) {
-  size_t slash = s.find('/');
-  std::string name = slash == std::string::npos ? s : s.substr(slash + 1);
-  if (slash != std::string::npos) {
-    std::string prefix = s.substr(0, slash);
-    if (prefix.empty()) return "prefix part must be non-empty";
-    if (auto why = dns1123_subdomain_problem(prefix); !why.empty()) return "prefix part " + why;
-  }
-  if (name.empty()) return "name part must be non-empty";
-  if (name.size() > 63) return "name part " + too_long(63);
-  return is_qualified_name_part(name, 0, name.size()) ? "" : name_part_rule;
-}
-
-std::string label_value_problem(const std::string& s) {
-  if (s.size() > 63) return too_long(63);
-  return s.empty() || is_qualified_name_part(s, 0, s.size()) ? "" : value_rule;
-}
 
 status_or_error validate_object(const k8s::core::Node& n) { return check_meta(n.metadata(), false, false); }
 

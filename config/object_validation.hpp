@@ -7,18 +7,12 @@
 #include <string>
 
 #include "messages/k8s/core.pb.h"
+#include "messages/name_validation.hpp"
 #include "messages/k8s/policy.pb.h"
 #include "messages/k8s/scheduling.pb.h"
 #include "messages/result.hpp"
 
 namespace kas {
-
-// apimachinery's validators; each returns "" when `s` is valid, else why not (the message after
-// "Invalid value: ...: ").
-std::string dns1123_subdomain_problem(const std::string& s);
-std::string dns1123_label_problem(const std::string& s);
-std::string label_key_problem(const std::string& s);  // a qualified name: [prefix/]name
-std::string label_value_problem(const std::string& s);
 
 // The whole object; the error names the field path.
 status_or_error validate_object(const k8s::core::Node& n);

@@ -8,37 +8,6 @@
 namespace kas {
 namespace {
 
-TEST(ObjectValidation, Subdomain) {
-  for (const char* ok : {"a", "web-0", "node-1.example.com", "0abc"}) EXPECT_EQ(dns1123_subdomain_problem(ok), "") << ok;
-  for (const char* bad : {"", "Bad_Name", "-a", "a-", "a..b", ".a", "a.", "UPPER"})
-    EXPECT_NE(dns1123_subdomain_problem(bad), "") << bad;
-  EXPECT_EQ(dns1123_subdomain_problem(std::string(253, 'a')), "");
-  EXPECT_EQ(dns1123_subdomain_problem(std::string(254, 'a')), "must be no more than 253 characters");
-}
-
-TEST(ObjectValidation, Label) {
-  EXPECT_EQ(dns1123_label_problem("kube-system"), "");
-  EXPECT_NE(dns1123_label_problem("a.b"), "");
-  EXPECT_EQ(dns1123_label_problem(std::string(64, 'a')), "must be no more than 63 characters");
-}
-
-TEST(ObjectValidation, LabelKeys) {
-  for (const char* ok : {"app", "App_1.x", "kubernetes.io/hostname", "topology.kubernetes.io/zone", "a/B"})
-    EXPECT_EQ(label_key_problem(ok), "") << ok;
-  EXPECT_EQ(label_key_problem("/a"), "prefix part must be non-empty");
-  EXPECT_EQ(label_key_problem("a/"), "name part must be non-empty");
-  EXPECT_EQ(label_key_problem(""), "name part must be non-empty");
-  EXPECT_NE(label_key_problem("bad key!"), "");
-  EXPECT_NE(label_key_problem("Example.com/a").find("prefix part a lowercase RFC 1123 subdomain"), std::string::npos);
-  EXPECT_EQ(label_key_problem(std::string(64, 'a')), "name part must be no more than 63 characters");
-}
-
-TEST(ObjectValidation, LabelValues) {
-  for (const char* ok : {"", "v", "My_value-1.2"}) EXPECT_EQ(label_value_problem(ok), "") << ok;
-  for (const char* bad : {"bad value!", "-a", "a_", "a/b"}) EXPECT_NE(label_value_problem(bad), "") << bad;
-  EXPECT_EQ(label_value_problem(std::string(64, 'v')), "must be no more than 63 characters");
-}
-
 k8s::core::Pod pod(const std::string& yaml) {
   k8s::core::Pod p;
   EXPECT_TRUE(codec::decode_yaml(yaml, p));
