@@ -23,7 +23,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 build=${KAS_FUZZ_BUILD:-$repo/build-fuzz}
 targets=(cluster_manifests protobuf_envelope json_decode yaml_decode quantity kube_scheduler_config
-         runtime_config workload)
+         runtime_config workload kubeconfig watch_stream api_response)
 
 usage() {
   echo "usage: $0 TARGET|all MINUTES [JOBS]   (targets: ${targets[*]})" >&2
@@ -44,13 +44,15 @@ seeds_of() {
     quantity) ls "$here"/seeds/quantity/* ;;
     kube_scheduler_config | runtime_config) ls "$f"/configs/* "$repo"/bench/configs/* ;;
     workload) ls "$repo"/bench/workloads/*.yaml ;;
+    kubeconfig) ls "$here"/seeds/kubeconfig/* ;;
+    watch_stream | api_response) ls "$here"/seeds/$1/* ;;
     *) return 1 ;;
   esac 2>/dev/null
 }
 
 dict_of() {
   case $1 in
-    cluster_manifests | json_decode | yaml_decode) echo "$here/dicts/k8s.dict" ;;
+    cluster_manifests | json_decode | yaml_decode | watch_stream | api_response) echo "$here/dicts/k8s.dict" ;;
     quantity) echo "$here/dicts/quantity.dict" ;;
     kube_scheduler_config | runtime_config) echo "$here/dicts/config.dict" ;;
     workload) echo "$here/dicts/workload.dict" ;;

@@ -1,0 +1,74 @@
+#!/usr/bin/env python3
+# Writes the seed inputs of the watch_stream and api_response fuzz targets (tests/fuzz/seeds/) from
+# the real fixtures: watch streams and List bodies in both encodings, as the apiserver frames them.
+# Each input's first byte is the target's selector (bit 0: protobuf). Rerun after fixture changes.
+import os, struct, sys
+
+here = os.path.dirname(os.path.abspath(__file__))
+api = os.path.join(here, '..', '..', 'fixtures', 'k8s-api', 'v1.36.0')
+
+def varint(n):
+    out = b''
+    while True:
+        b = n & 0x7f
+        n >>= 7
+        if n:
+            out += bytes([b | 0x80])
+        else:
+            return out + bytes([b])
+
+def field(num, payload):  # length-delimited field
+    return varint(num << 3 | 2) + varint(len(payload)) + payload
+
+def read(name):
+    with open(os.path.join(api, name), 'rb') as f:
+        return f.read()
+
+def pb_frame(kind, obj):
+    ev = field(1, kind.encode()) + field(2, field(1, obj))
+    return struct.pack('>I', len(ev)) + ev
+
+def write(target, name, data):
+    with open(os.path.join(here, target, name), 'wb') as f:
+        f.write(data)
+
+pod_pb, node_pb = read('core.v1.Pod.pb'), read('core.v1.Node.pb')
+pod_json = read('core.v1.Pod.json')
+status_json = (b'{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",'
+               b'"message":"too old resource version: 1 (5)","reason":"Expired","code":410}')
+
+write('watch_stream', 'pb-pod-events', b'\x01' + pb_frame('ADDED', pod_pb) + pb_frame('MODIFIED', pod_pb)
+      + pb_frame('DELETED', pod_pb))
+write('watch_stream', 'pb-small-pieces', b'\x03' + pb_frame('ADDED', pod_pb) + pb_frame('BOOKMARK', node_pb))
+write('watch_stream', 'json-pod-events', b'\x00' + b'{"type":"ADDED","object":' + pod_json + b'}\n'
+      + b'{"type":"MODIFIED","object":' + pod_json + b'}\n')
+write('watch_stream', 'json-error-410', b'\x02' + b'{"type":"ERROR","object":' + status_json + b'}\n')
+
+# A List: the envelope's raw is ListMeta (1) and items (2); protobuf items are plain Pods.
+def unwrap(pb):  # the raw object bytes inside a "k8s\0" + runtime.Unknown body
+    i, raw = 4, b''
+    while i < len(pb):
+        key = pb[i]; i += 1
+        n = shift = 0
+        while True:
+            b = pb[i]; i += 1
+            n |= (b & 0x7f) << shift; shift += 7
+            if not b & 0x80:
+                break
+        if key >> 3 == 2:
+            raw = pb[i:i + n]
+        i += n
+    return raw
+
+def envelope(api_version, kind, raw):
+    return b'k8s\x00' + field(1, field(1, api_version.encode()) + field(2, kind.encode())) + field(2, raw) \
+        + field(3, b'') + field(4, b'')
+
+pod_raw = unwrap(pod_pb)
+list_raw = field(1, field(2, b'4711') + field(3, b'next')) + field(2, pod_raw) + field(2, pod_raw)
+write('api_response', 'pb-pod-list', b'\x01' + envelope('v1', 'PodList', list_raw))
+write('api_response', 'json-pod-list', b'\x00' + b'{"kind":"PodList","apiVersion":"v1","metadata":'
+      b'{"resourceVersion":"4711","continue":"next"},"items":[' + pod_json + b',' + pod_json + b']}')
+write('api_response', 'json-status-404', b'\x00' + b'{"kind":"Status","apiVersion":"v1","metadata":{},'
+      b'"status":"Failure","message":"pods \\"x\\" not found","reason":"NotFound","code":404}')
+write('api_response', 'html-502', b'\x00<html><body>502 Bad Gateway</body></html>')
