@@ -5,7 +5,7 @@
 #   deploy/quickstart.sh        build and run the benchmark (SchedulingBasic, 5000 nodes)
 #   deploy/quickstart.sh test   build and run the whole test suite (ctest), then the sanitizer jobs:
 #                               the whole suite under ASan+UBSan (tests/sanitizers/run.sh) and the
-#                               actor and integration tests under TSan against a CAF built
+#                               actor, integration and client tests under TSan against a CAF built
 #                               instrumented from Debian's source (tests/sanitizers/tsan.sh).
 #                               KAS_SANITIZERS=0 skips those two for a quick local loop; CI runs them.
 set -euo pipefail
@@ -41,7 +41,7 @@ case "$mode" in
     if [ "${KAS_SANITIZERS:-1}" != 0 ]; then
       echo "quickstart: the suite under AddressSanitizer and UndefinedBehaviorSanitizer" >&2
       tests/sanitizers/run.sh
-      echo "quickstart: the actor and integration tests under ThreadSanitizer" >&2
+      echo "quickstart: the actor, integration and client tests under ThreadSanitizer" >&2
       tests/sanitizers/tsan.sh
     fi
     ;;

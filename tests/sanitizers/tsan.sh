@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# ThreadSanitizer job: the actor tests (label "actors") and the end-to-end CLI tests (label
-# "integration") built with -fsanitize=thread against a CAF that is instrumented too.
+# ThreadSanitizer job: the actor tests (label "actors"), the end-to-end CLI tests (label
+# "integration") and the API client's (label "client": the HTTP transport runs its own I/O thread), built with -fsanitize=thread against a CAF that is instrumented too.
 #
 # Debian's libcaf_core is not instrumented, so TSan would see none of the ordering CAF's mailboxes
 # and scheduler provide, and report every message handed from one worker thread to another as a
@@ -71,8 +71,8 @@ grep -q "CAF_CORE_LIBRARY:FILEPATH=$caf/install" "$build/kas/CMakeCache.txt" ||
   { echo "tsan: the build did not pick the instrumented CAF in $caf/install" >&2; exit 1; }
 targets=(kube-actor-scheduler queue_state_test pipeline_test observability_wiring_test cluster_store_test
          queue_actor_test cache_actor_test driver_actor_test permit_actor_test cluster_actor_test
-         supervision_test)
+         supervision_test client_test)
 cmake --build "$build/kas" -j "$jobs" --target "${targets[@]}"
 supp="$root/tests/sanitizers"
 TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$supp/tsan.supp" \
-  ctest --test-dir "$build/kas" --output-on-failure -j "$jobs" -L 'actors|integration' "$@"
+  ctest --test-dir "$build/kas" --output-on-failure -j "$jobs" -L 'actors|integration|client' "$@"
