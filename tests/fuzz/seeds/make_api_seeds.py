@@ -4,21 +4,11 @@
 # Each input's first byte is the target's selector (bit 0: protobuf). Rerun after fixture changes.
 import os, struct, sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'regressions'))
+from make_hostile import ld as field  # noqa: E402  (protobuf length-delimited field)
+
 here = os.path.dirname(os.path.abspath(__file__))
 api = os.path.join(here, '..', '..', 'fixtures', 'k8s-api', 'v1.36.0')
-
-def varint(n):
-    out = b''
-    while True:
-        b = n & 0x7f
-        n >>= 7
-        if n:
-            out += bytes([b | 0x80])
-        else:
-            return out + bytes([b])
-
-def field(num, payload):  # length-delimited field
-    return varint(num << 3 | 2) + varint(len(payload)) + payload
 
 def read(name):
     with open(os.path.join(api, name), 'rb') as f:
