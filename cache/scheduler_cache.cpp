@@ -93,6 +93,20 @@ void scheduler_cache::unplace(const pod_info_ptr& p) {
   log_pod(false, p);
 }
 
+void scheduler_cache::replace(const pod_info_ptr& old_p, const pod_info_ptr& new_p) {
+  auto n = old_p->node_name == new_p->node_name ? mutable_copy(new_p->node_name) : nullptr;
+  if (!n) {
+    unplace(old_p);
+    place(new_p);
+    return;
+  }
+  bool removed = n->remove_pod(old_p);
+  n->add_pod(new_p);
+  put_node(std::move(n));
+  if (removed) log_pod(false, old_p);
+  log_pod(true, new_p);
+}
+
 void scheduler_cache::log_pod(bool added, const pod_info_ptr& p) {
   changes_.push_back({generation_, added, p});
   if (changes_.size() > change_log_limit) {
@@ -129,8 +143,7 @@ status_or_error scheduler_cache::add_pod(const pod_info_ptr& p) {
   }
   if (!it->second.assumed) return fail("pod " + p->key() + " was already in added state");
   // Confirmation: the cluster's version replaces the assumed one (possibly on another node).
-  unplace(it->second.pod);
-  place(p);
+  replace(it->second.pod, p);
   it->second = pod_state{p};
   return ok_t{};
 }
@@ -141,11 +154,13 @@ status_or_error scheduler_cache::update_pod(const pod_info_ptr& old_p, const pod
     return fail("pod " + old_p->key() + " is not added to scheduler cache, so cannot be updated");
   if (it->second.pod->node_name != old_p->node_name)
     return fail("pod " + old_p->key() + " updated on a different node than previously added to");
-  unplace(it->second.pod);
-  pods_.erase(it);
-  if (new_p->node_name.empty()) return ok_t{};
-  place(new_p);
-  pods_.emplace(new_p->uid, pod_state{new_p});
+  if (new_p->node_name.empty()) {
+    unplace(it->second.pod);
+    pods_.erase(it);
+    return ok_t{};
+  }
+  replace(it->second.pod, new_p);
+  it->second = pod_state{new_p};
   return ok_t{};
 }
 

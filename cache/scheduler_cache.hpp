@@ -94,6 +94,9 @@ private:
   };
   void place(const pod_info_ptr& p);    // adds to its node (creating an empty node if unknown)
   void unplace(const pod_info_ptr& p);  // removes from its node
+  // unplace(old_p) + place(new_p) with one copy of the node when both are on the same node (a
+  // bound pod's status update, an assumed pod's confirmation): the cache's most frequent change.
+  void replace(const pod_info_ptr& old_p, const pod_info_ptr& new_p);
   // Stores a changed node where it lives (snapshot or ghosts_), stamping a new generation.
   void put_node(std::shared_ptr<node_info> n);
   std::shared_ptr<node_info> mutable_copy(const std::string& name) const;  // null if unknown

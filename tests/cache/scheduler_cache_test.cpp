@@ -178,6 +178,38 @@ TEST(SchedulerCache, UpdateAndRemove) {
   EXPECT_EQ(c.assumed_count(), 0u);
 }
 
+// A bound pod's update replaces it on its node in one step: aggregates, ports and the affinity
+// lists count it once, earlier snapshots keep the old node, and the change log has the removal then
+// the placement (the cache's re-validation replays them in that order).
+TEST(SchedulerCache, UpdateOnTheSameNodeReplacesInOneStep) {
+  scheduler_cache c;
+  c.add_or_update_node(test::simple_node("n1"));
+  auto other = test::simple_pod("b", "n1", "1", "1Gi", {8080});
+  auto v1 = test::simple_pod("a", "n1", "1", "1Gi", {8080});
+  ASSERT_TRUE(c.add_pod(other).ok());
+  ASSERT_TRUE(c.add_pod(v1).ok());
+  auto before = c.current();
+  uint64_t g = before->generation();
+  auto v2 = std::make_shared<pod_info>(*v1);
+  v2->phase = "Running";
+  ASSERT_TRUE(c.update_pod(v1, v2).ok());
+  const node_info* n = c.node("n1");
+  EXPECT_EQ(n->pods.size(), 2u);
+  EXPECT_EQ(n->requested.milli_cpu, 2000);
+  EXPECT_EQ(n->used_ports.size(), 2u);
+  EXPECT_TRUE(n->port_conflicts(host_port{"TCP", "0.0.0.0", 8080}));
+  EXPECT_EQ(n->find_pod("uid-a"), v2.get());
+  EXPECT_EQ(before->find("n1")->find_pod("uid-a"), v1.get()) << "an earlier snapshot keeps its node";
+  std::vector<const scheduler_cache::pod_change*> ch;
+  ASSERT_TRUE(c.pod_changes_since(g, ch));
+  ASSERT_EQ(ch.size(), 2u);
+  EXPECT_TRUE(!ch[0]->added && ch[0]->pod == v1);
+  EXPECT_TRUE(ch[1]->added && ch[1]->pod == v2);
+  ASSERT_TRUE(c.remove_pod(v2).ok());
+  EXPECT_EQ(c.node("n1")->requested.milli_cpu, 1000);
+  EXPECT_EQ(c.node("n1")->used_ports.size(), 1u);
+}
+
 TEST(SchedulerCache, GenerationIncreasesOnEveryChange) {
   scheduler_cache c;
   uint64_t last = c.generation();
