@@ -90,13 +90,11 @@ public:
     port_ = line.empty() ? 0 : std::stoi(line);
   }
   ~peer() {
+    // SIGTERM ends Python at once (its default action); the blocking wait reaps it. No polling.
     close(stdin_);
+    kill(pid_, SIGTERM);
     int st = 0;
-    for (int i = 0; i < 100 && waitpid(pid_, &st, WNOHANG) == 0; ++i) usleep(20000);
-    if (waitpid(pid_, &st, WNOHANG) == 0) {
-      kill(pid_, SIGKILL);
-      waitpid(pid_, &st, 0);
-    }
+    waitpid(pid_, &st, 0);
     std::filesystem::remove_all(dir_);
   }
   int port() const { return port_; }
