@@ -19,6 +19,8 @@ Control (POST, query parameters; answers {"rv": N}):
   /control/bookmark    a BOOKMARK event at a new RV (as if another resource had changed)
   /control/close       end every open watch stream cleanly
   /control/gone?mode=http|event   the next watch gets HTTP 410, or an ERROR event with a 410 Status
+  /control/gone?mode=error        the next watch gets an ERROR event with a 500 Status
+  /control/dup         the next watch also resends the last event at its resourceVersion
   /control/expire      every continue token issued so far answers 410 Expired
   /control/fail?what=list|watch&n=N&code=C   the next N such requests answer C with a Status
   /control/garbage?what=list|watch            the next such response carries an undecodable body
@@ -102,6 +104,7 @@ class Store:
         self.fail = {'list': [], 'watch': []}
         self.garbage = {'list': False, 'watch': False}
         self.delay_ms = 0
+        self.dup = False
         self.stats = {'lists': 0, 'watches': 0, 'lastList': '', 'lastWatch': '', 'openWatches': 0}
 
     def change(self, kind, o, quiet):
@@ -223,6 +226,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             failing = s.fail['watch'].pop(0) if s.fail['watch'] else None
             garbage, s.garbage['watch'] = s.garbage['watch'], False
             gone, s.gone_mode = s.gone_mode, None
+            if s.dup:  # resend the event at rv itself, as a server may at the boundary
+                rv, s.dup = rv - 1, False
             epoch = s.close_epoch
         if failing:
             return self.reply_status(failing, 'InternalError', 'failing as asked')
@@ -235,6 +240,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         try:
             if garbage:
                 self.chunk(b'\x00\x00\x00\x05\xff\xff\xff\xff\xff' if self.proto() else b'{"type": "ADDED", "object": 5}\n')
+            elif gone == 'error':
+                self.chunk(self.event('ERROR', status=(500, 'InternalError', 'etcd is sulking')))
             elif gone == 'event' or rv < s.compacted:
                 self.chunk(self.event('ERROR', status=(410, 'Expired', 'too old resource version: %d' % rv)))
             else:
@@ -299,6 +306,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 s.close_epoch += 1
             elif path == 'gone':
                 s.gone_mode = arg('mode', 'event')
+            elif path == 'dup':
+                s.dup = True
             elif path == 'expire':
                 s.token_epoch += 1
             elif path == 'fail':

@@ -378,6 +378,33 @@ TEST_P(ReflectorWire, ClosedStreamRewatchesFromTheLastVersion) {
   EXPECT_NE(h.ctl("/control/stats").find("resourceVersion=102"), std::string::npos);
 }
 
+TEST_P(ReflectorWire, ResentEventsAreDroppedAndErrorEventsRewatch) {
+  harness h(GetParam());
+  h.start_synced({"a"});
+  h.ctl("/control/put?name=b&node=n1");
+  h.ctl("/control/put?name=a&node=n2");
+  h.ctl("/control/delete?name=b");
+  ASSERT_TRUE(h.wait_deltas(3));
+  // The next watch resends the DELETED it was already given: nothing to deliver twice.
+  h.ctl("/control/dup");
+  h.ctl("/control/close");
+  ASSERT_TRUE(h.wait([&] { return h.r->stats().watches == 2 && h.r->stats().watch_events == 4; })) << h.all_errors();
+  // An ERROR event that is not 410: logged, the watch is made again after a backoff (no relist).
+  h.ctl("/control/gone?mode=error");
+  h.ctl("/control/close");
+  ASSERT_TRUE(h.wait([&] { return h.r->stats().watches == 4; })) << h.all_errors();
+  h.ctl("/control/put?name=a&node=n3");
+  ASSERT_TRUE(h.wait_deltas(4));
+  EXPECT_EQ(h.deltas, (std::vector<std::string>{"added default/b n1 uid-2", "modified default/a n2 uid-1 (was n1)",
+                                                "deleted default/b n1 uid-2 (was n1)",
+                                                "modified default/a n3 uid-1 (was n2)"}));
+  EXPECT_EQ(h.r->stats().relists, 0u);
+  ASSERT_EQ(h.errors.size(), 1u) << h.all_errors();
+  EXPECT_NE(h.errors[0].find("Pod reflector: watch: ERROR event: etcd is sulking (500 InternalError)"),
+            std::string::npos)
+      << h.errors[0];
+}
+
 TEST_P(ReflectorWire, ErrorsBackOffAndRetry) {
   harness h(GetParam());
   h.ctl("/control/put?name=a&node=n1");
