@@ -99,6 +99,7 @@ struct reflector::impl : std::enable_shared_from_this<reflector::impl> {
   bool deliver(std::vector<delta>& out);
   void report(const std::string& what);
   std::string query_selectors() const;
+  std::string accept() const;
 
   // Listing.
   void relist() { begin_list({}); }
@@ -240,6 +241,13 @@ std::string reflector::impl::query_selectors() const {
   return q;
 }
 
+// Protobuf with JSON as the fallback, as client-go asks: kinds without a protobuf form (custom
+// resources) are then still served. Responses are decoded by their Content-Type.
+std::string reflector::impl::accept() const {
+  if (o_.enc == encoding::json) return std::string(media_type(encoding::json));
+  return std::string(media_type(encoding::protobuf)) + ", " + std::string(media_type(encoding::json));
+}
+
 void reflector::impl::start() {
   if (running_) return;
   const pb::FieldDescriptor* items =
@@ -269,13 +277,14 @@ void reflector::impl::begin_list(const std::string& cont) {
     seen_.clear();
   }
   continue_ = cont;
-  std::string path = r_.path + (r_.path.find('?') == std::string::npos ? "?" : "&");
-  path += "limit=" + std::to_string(o_.page_size);
-  if (!cont.empty()) path += "&continue=" + url_encode(cont);
-  path += query_selectors();
+  std::string query;
+  if (o_.page_size > 0) query += "&limit=" + std::to_string(o_.page_size);
+  if (!cont.empty()) query += "&continue=" + url_encode(cont);
+  query += query_selectors();
   http_request req;
-  req.path = std::move(path);
-  req.accept = std::string(media_type(o_.enc));
+  req.path = r_.path;
+  if (!query.empty()) req.path += (r_.path.find('?') == std::string::npos ? "?" : "&") + query.substr(1);
+  req.accept = accept();
   req.timeout = o_.list_timeout;
   launch(std::move(req), false);
 }
@@ -401,7 +410,7 @@ void reflector::impl::begin_watch() {
   path += query_selectors();
   http_request req;
   req.path = std::move(path);
-  req.accept = std::string(media_type(o_.enc));
+  req.accept = accept();
   req.stream = true;
   // The server ends the watch after timeoutSeconds; this only guards against a connection gone silent.
   req.timeout = std::chrono::duration_cast<std::chrono::milliseconds>(o_.watch_timeout) + std::chrono::seconds(30);

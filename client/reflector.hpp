@@ -72,7 +72,7 @@ struct reflector_options {
   std::chrono::milliseconds backoff_initial{800}, backoff_max{30000};  // jittered exponential, reset after a healthy watch
   std::chrono::seconds watch_timeout{300};         // timeoutSeconds sent on watch (server closes; we re-watch)
   bool bookmarks = true;                           // allowWatchBookmarks
-  std::chrono::milliseconds list_timeout{120000};  // whole-request limit per list page (0 = none)
+  std::chrono::milliseconds list_timeout{120000};  // whole-request limit per list page (0 = none; unpaginated lists of big clusters may need it)
 };
 
 class reflector {
@@ -92,6 +92,10 @@ public:
   bool synced() const;  // the first full list has been delivered (then a `synced` delta was emitted once)
   const std::string& resource_version() const;
 
+  // lists: list runs started (from the first page); relists: those after the first (retries of a
+  // failed first list included); pages: pages decoded; watches: watch requests started;
+  // watch_events: ADDED/MODIFIED/DELETED events read (duplicates included); gone: 410s (watch, or a
+  // continue token); errors: lines given to on_error.
   struct counters {
     uint64_t lists = 0, pages = 0, relists = 0, watches = 0, watch_events = 0, bookmarks = 0, gone = 0, errors = 0;
   };

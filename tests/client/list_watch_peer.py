@@ -178,6 +178,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         with s.cv:
             s.stats['lists'] += 1
             s.stats['lastList'] = self.path
+            s.stats['lastAccept'] = self.headers.get('Accept', '')
             failing = s.fail['list'].pop(0) if s.fail['list'] else None
             garbage, s.garbage['list'] = s.garbage['list'], False
             delay = s.delay_ms

@@ -269,7 +269,23 @@ TEST_P(ReflectorWire, PagedListThenSyncedThenWatch) {
       << stats;
   EXPECT_NE(stats.find("watch=1&resourceVersion=105&allowWatchBookmarks=true&timeoutSeconds=300"), std::string::npos)
       << stats;
+  EXPECT_NE(stats.find(GetParam() == encoding::protobuf
+                           ? "\"lastAccept\": \"application/vnd.kubernetes.protobuf, application/json\""
+                           : "\"lastAccept\": \"application/json\""),
+            std::string::npos)
+      << stats;
   EXPECT_TRUE(h.errors.empty()) << h.all_errors();
+}
+
+TEST_P(ReflectorWire, UnpaginatedListIsOneBatch) {
+  harness h(GetParam(), 0);
+  for (const char* n : {"a", "b", "c"}) h.ctl(std::string("/control/put?name=") + n + "&node=n1");
+  h.make();
+  h.r->start();
+  ASSERT_TRUE(h.wait_deltas(4)) << h.all_errors();
+  EXPECT_EQ(h.batches, (std::vector<size_t>{4}));
+  EXPECT_EQ(h.deltas.back(), "synced");
+  EXPECT_NE(h.ctl("/control/stats").find("\"lastList\": \"/api/v1/pods?fieldSelector="), std::string::npos);
 }
 
 TEST_P(ReflectorWire, WatchAddModifyDelete) {
