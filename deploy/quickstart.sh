@@ -16,7 +16,7 @@ cd "$root"
 
 packages=(build-essential cmake libcaf-dev libprotobuf-dev protobuf-compiler libyaml-cpp-dev libspdlog-dev
           prometheus-cpp-dev libgtest-dev googletest libbenchmark-dev libcurl4-openssl-dev libssl-dev
-          libsimdjson-dev python3 prometheus dpkg-dev)
+          libsimdjson-dev python3 prometheus dpkg-dev libh2o-evloop-dev)
 # prometheus: the server and promtool the observability tests run; dpkg-dev: dpkg-source, with which
 # tests/sanitizers/tsan.sh unpacks Debian's CAF source.
 missing=()

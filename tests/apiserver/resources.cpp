@@ -1,0 +1,69 @@
+// The table of served kinds (resources.hpp). Verbs are the same for every kind, so they live in
+// discovery.cpp rather than here.
+#include "tests/apiserver/resources.hpp"
+
+#include "messages/k8s/coordination.pb.h"
+#include "messages/k8s/core.pb.h"
+#include "messages/k8s/events.pb.h"
+#include "messages/k8s/policy.pb.h"
+#include "messages/k8s/scheduling.pb.h"
+
+namespace kas::testapi {
+
+namespace {
+
+kind_info make(std::string group, std::string resource, std::string kind, bool namespaced, bool status,
+               std::vector<std::string> shorts, const google::protobuf::Message* proto) {
+  kind_info k;
+  k.group = std::move(group);
+  k.version = "v1";
+  k.resource = std::move(resource);
+  k.kind = std::move(kind);
+  k.namespaced = namespaced;
+  k.has_status = status;
+  k.short_names = std::move(shorts);
+  k.singular = k.kind;
+  for (auto& c : k.singular) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  k.prototype = proto;
+  return k;
+}
+
+std::vector<kind_info> build() {
+  std::vector<kind_info> v;
+  v.push_back(make("", "pods", "Pod", true, true, {"po"}, &k8s::core::Pod::default_instance()));
+  v.push_back(make("", "nodes", "Node", false, true, {"no"}, &k8s::core::Node::default_instance()));
+  v.push_back(make("", "namespaces", "Namespace", false, true, {"ns"}, &k8s::core::Namespace::default_instance()));
+  v.push_back(make("", "events", "Event", true, false, {"ev"}, &k8s::core::Event::default_instance()));
+  v.push_back(make("", "services", "Service", true, true, {"svc"}, nullptr));
+  v.push_back(make("", "replicationcontrollers", "ReplicationController", true, true, {"rc"}, nullptr));
+  v.push_back(make("events.k8s.io", "events", "Event", true, false, {"ev"}, &k8s::events::Event::default_instance()));
+  v.push_back(make("coordination.k8s.io", "leases", "Lease", true, false, {}, &k8s::coordination::Lease::default_instance()));
+  v.push_back(make("scheduling.k8s.io", "priorityclasses", "PriorityClass", false, false, {"pc"},
+                   &k8s::scheduling::PriorityClass::default_instance()));
+  v.push_back(make("policy", "poddisruptionbudgets", "PodDisruptionBudget", true, true, {"pdb"},
+                   &k8s::policy::PodDisruptionBudget::default_instance()));
+  v.push_back(make("apps", "replicasets", "ReplicaSet", true, true, {"rs"}, nullptr));
+  v.push_back(make("apps", "statefulsets", "StatefulSet", true, true, {"sts"}, nullptr));
+  return v;
+}
+
+}  // namespace
+
+const std::vector<kind_info>& all_kinds() {
+  static const std::vector<kind_info> kinds = build();
+  return kinds;
+}
+
+const kind_info* find_kind(const std::string& group, const std::string& version, const std::string& resource) {
+  for (const auto& k : all_kinds())
+    if (k.group == group && k.version == version && k.resource == resource) return &k;
+  return nullptr;
+}
+
+const kind_info* find_kind_by_name(const std::string& api_version, const std::string& kind) {
+  for (const auto& k : all_kinds())
+    if (k.api_version() == api_version && k.kind == kind) return &k;
+  return nullptr;
+}
+
+}  // namespace kas::testapi

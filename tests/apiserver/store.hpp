@@ -1,0 +1,147 @@
+#pragma once
+// The test apiserver's object store: a plain single-threaded class (no HTTP) with kube-apiserver's
+// semantics for what the scheduler and kubectl use. It is a test fixture, not a cluster.
+//
+// Design:
+// - One global, monotonically increasing resourceVersion, as etcd's revision.
+// - Objects are immutable JSON trees (json_tree.hpp) behind shared_ptr<const stored_object>: a list,
+//   a watch event and the ring share them instead of copying; each keeps lazily made encodings
+//   (JSON text, protobuf body) so N watchers encode a change once.
+// - Per kind, an ordered map keyed "namespace/name" (or "name"): list order, and `continue` tokens
+//   that carry the last key and the list's resourceVersion.
+// - Watch history: a bounded ring of changes (with the previous object, so field-selector watches
+//   can tell when an object stops matching). A watch or continue older than the ring is 410 Expired.
+// - Every change is handed to one listener (the HTTP layer fans it out to its watches).
+// Deletes are immediate (there is no kubelet to finish a graceful deletion).
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <yaml-cpp/yaml.h>
+
+#include "tests/apiserver/resources.hpp"
+
+namespace kas::testapi {
+
+struct stored_object {
+  const kind_info* kind = nullptr;
+  YAML::Node tree;  // never mutated once stored
+  std::string ns, name, uid;
+  uint64_t rv = 0;
+  // Encodings, made on first use (the server is single-threaded).
+  mutable std::string json_cache, proto_raw_cache, proto_body_cache;
+  const YAML::Node labels() const;
+};
+using object_ptr = std::shared_ptr<const stored_object>;
+
+// What a failed operation returns: becomes a metav1.Status.
+struct api_error {
+  int code = 500;
+  std::string reason;   // NotFound, AlreadyExists, Conflict, Expired, BadRequest, Invalid ...
+  std::string message;
+  std::string name;     // details.name
+  std::string group;    // details.group
+  std::string kind;     // details.kind (the resource, as upstream fills it)
+};
+
+template <class T>
+struct op_result {
+  std::optional<T> value;
+  api_error err;
+  bool ok() const { return value.has_value(); }
+  static op_result fail(api_error e) { op_result r; r.err = std::move(e); return r; }
+  static op_result good(T v) { op_result r; r.value = std::move(v); return r; }
+};
+
+enum class change_type { added, modified, deleted };
+
+struct change {
+  uint64_t rv = 0;
+  change_type type = change_type::added;
+  object_ptr obj;   // the new object (the last state for deleted)
+  object_ptr prev;  // the object before the change (null for added)
+};
+
+struct list_request {
+  std::string label_selector, field_selector;
+  int64_t limit = 0;
+  std::string continue_token;
+};
+struct list_result {
+  std::vector<object_ptr> items;
+  uint64_t rv = 0;
+  std::string continue_token;
+  int64_t remaining = -1;  // remainingItemCount when continue is set
+};
+
+enum class patch_kind { merge, strategic };
+
+struct delete_preconditions {
+  std::optional<std::string> uid, resource_version;
+};
+
+struct store_options {
+  size_t history = 200000;  // changes kept for watches
+};
+
+class store {
+public:
+  explicit store(store_options opts = {});
+
+  op_result<object_ptr> create(const kind_info& k, const std::string& ns, const YAML::Node& body);
+  op_result<object_ptr> get(const kind_info& k, const std::string& ns, const std::string& name) const;
+  op_result<list_result> list(const kind_info& k, const std::string& ns, const list_request& req) const;
+  // PUT; `status_only` for the /status subresource.
+  op_result<object_ptr> update(const kind_info& k, const std::string& ns, const std::string& name,
+                               const YAML::Node& body, bool status_only);
+  op_result<object_ptr> patch(const kind_info& k, const std::string& ns, const std::string& name, patch_kind pk,
+                              const YAML::Node& patch, bool status_only);
+  op_result<object_ptr> remove(const kind_info& k, const std::string& ns, const std::string& name,
+                               const delete_preconditions& pre);
+  // POST pods/{name}/binding with a core/v1 Binding body.
+  op_result<object_ptr> bind(const std::string& ns, const std::string& pod, const YAML::Node& binding);
+
+  // Changes of kind k after `from_rv`, or 410 when they are no longer all in the ring.
+  op_result<std::vector<const change*>> changes_since(const kind_info& k, uint64_t from_rv) const;
+  // Drops the watch history (a compaction): every rv before now is too old to watch from.
+  void compact();
+
+  uint64_t current_rv() const { return rv_; }
+  uint64_t oldest_watchable_rv() const { return compacted_rv_; }
+  void set_listener(std::function<void(const change&)> fn) { listener_ = std::move(fn); }
+
+  // Every object of kind k (for watch initial state); ns empty = all namespaces.
+  std::vector<object_ptr> snapshot(const kind_info& k, const std::string& ns) const;
+
+private:
+  using object_map = std::map<std::string, object_ptr>;
+  object_map& objects(const kind_info& k) { return objects_[&k]; }
+  const object_map* objects_or_null(const kind_info& k) const;
+  op_result<object_ptr> commit(const kind_info& k, change_type t, YAML::Node tree, object_ptr prev);
+  op_result<object_ptr> replace_checked(const kind_info& k, const object_ptr& cur, YAML::Node next, bool status_only);
+  std::optional<api_error> check_namespace(const kind_info& k, const std::string& ns) const;
+  void record(change c);
+
+  uint64_t rv_ = 0;
+  uint64_t compacted_rv_ = 0;
+  store_options opts_;
+  std::map<const kind_info*, object_map> objects_;
+  std::deque<change> ring_;
+  std::function<void(const change&)> listener_;
+};
+
+// Helpers shared by the store's files and the server.
+std::string object_key(const std::string& ns, const std::string& name);
+api_error not_found(const kind_info& k, const std::string& name);
+api_error bad_request(const std::string& message);
+api_error conflict(const kind_info& k, const std::string& name, const std::string& why);
+api_error expired(const std::string& message);
+std::string random_uuid();
+std::string now_rfc3339();
+
+}  // namespace kas::testapi

@@ -1,0 +1,243 @@
+// Store semantics of the test apiserver fixture (store.hpp), without HTTP.
+#include "tests/apiserver/store.hpp"
+
+#include <gtest/gtest.h>
+
+#include "tests/apiserver/json_tree.hpp"
+#include "tests/apiserver/wire.hpp"
+
+namespace kas::testapi {
+namespace {
+
+const kind_info& pods() { return *find_kind("", "v1", "pods"); }
+const kind_info& nodes() { return *find_kind("", "v1", "nodes"); }
+
+YAML::Node json(const std::string& s) { return *parse_json_object(s); }
+
+YAML::Node pod_body(const std::string& name, const std::string& labels = "{}") {
+  return json(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":")" + name + R"(","labels":)" + labels +
+              R"(},"spec":{"containers":[{"name":"c","image":"busybox"}]}})");
+}
+
+TEST(Store, CreateSetsMetadataAndRejectsDuplicates) {
+  store s;
+  uint64_t before = s.current_rv();
+  auto r = s.create(pods(), "default", pod_body("a"));
+  ASSERT_TRUE(r.ok()) << r.err.message;
+  const auto& o = **r.value;
+  EXPECT_EQ(o.rv, before + 1);
+  EXPECT_EQ(o.uid.size(), 36u);
+  EXPECT_EQ(string_at(o.tree, "metadata.resourceVersion"), std::to_string(o.rv));
+  EXPECT_TRUE(string_at(o.tree, "metadata.creationTimestamp").has_value());
+  EXPECT_EQ(string_at(o.tree, "status.phase"), "Pending");
+  auto dup = s.create(pods(), "default", pod_body("a"));
+  ASSERT_FALSE(dup.ok());
+  EXPECT_EQ(dup.err.code, 409);
+  EXPECT_EQ(dup.err.reason, "AlreadyExists");
+  EXPECT_EQ(dup.err.message, "pods \"a\" already exists");
+}
+
+TEST(Store, GenerateNameAndMissingNamespace) {
+  store s;
+  auto r = s.create(pods(), "default", json(R"({"metadata":{"generateName":"web-"}})"));
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ((*r.value)->name.rfind("web-", 0), 0u);
+  EXPECT_EQ((*r.value)->name.size(), 9u);
+  auto missing = s.create(pods(), "nope", pod_body("a"));
+  EXPECT_EQ(missing.err.code, 404);
+  EXPECT_EQ(missing.err.message, "namespaces \"nope\" not found");
+  auto noname = s.create(pods(), "default", json(R"({"metadata":{}})"));
+  EXPECT_EQ(noname.err.code, 422);
+}
+
+TEST(Store, BadTypesAre400NamingTheField) {
+  store s;
+  auto r = s.create(pods(), "default", json(R"({"metadata":{"name":"x"},"spec":{"priority":"high"}})"));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.err.code, 400);
+  EXPECT_NE(r.err.message.find("spec.priority"), std::string::npos) << r.err.message;
+}
+
+TEST(Store, GetMissingIs404) {
+  store s;
+  auto r = s.get(pods(), "default", "ghost");
+  EXPECT_EQ(r.err.code, 404);
+  EXPECT_EQ(r.err.message, "pods \"ghost\" not found");
+}
+
+TEST(Store, LabelSelectors) {
+  store s;
+  s.create(pods(), "default", pod_body("a", R"({"app":"web","tier":"fe"})"));
+  s.create(pods(), "default", pod_body("b", R"({"app":"db"})"));
+  s.create(pods(), "default", pod_body("c"));
+  auto names = [&](const std::string& sel) {
+    list_request req;
+    req.label_selector = sel;
+    auto r = s.list(pods(), "", req);
+    std::string out;
+    for (const auto& o : r.value->items) out += o->name;
+    return out;
+  };
+  EXPECT_EQ(names("app=web"), "a");
+  EXPECT_EQ(names("app==db"), "b");
+  EXPECT_EQ(names("app!=web"), "bc");
+  EXPECT_EQ(names("app in (web,db)"), "ab");
+  EXPECT_EQ(names("app notin (web)"), "bc");
+  EXPECT_EQ(names("tier"), "a");
+  EXPECT_EQ(names("!app"), "c");
+  EXPECT_EQ(names("app,tier=fe"), "a");
+  list_request bad;
+  bad.label_selector = "app in web";
+  EXPECT_EQ(s.list(pods(), "", bad).err.code, 400);
+}
+
+TEST(Store, FieldSelectorsAndBinding) {
+  store s;
+  s.create(pods(), "default", pod_body("a"));
+  s.create(pods(), "default", pod_body("b"));
+  auto bound = s.bind("default", "a", json(R"({"metadata":{"name":"a"},"target":{"kind":"Node","name":"n1"}})"));
+  ASSERT_TRUE(bound.ok()) << bound.err.message;
+  EXPECT_EQ(string_at((*bound.value)->tree, "spec.nodeName"), "n1");
+  EXPECT_NE(object_json(**bound.value).find(R"({"type":"PodScheduled","status":"True")"), std::string::npos);
+  auto again = s.bind("default", "a", json(R"({"target":{"name":"n2"}})"));
+  EXPECT_EQ(again.err.code, 409);
+  EXPECT_EQ(again.err.message,
+            "Operation cannot be fulfilled on pods/binding \"a\": pod a is already assigned to node \"n1\"");
+  EXPECT_EQ(s.bind("default", "ghost", json(R"({"target":{"name":"n2"}})")).err.code, 404);
+  list_request req;
+  req.field_selector = "spec.nodeName=";
+  EXPECT_EQ(s.list(pods(), "default", req).value->items.size(), 1u);
+  req.field_selector = "spec.nodeName!=,metadata.name=a";
+  EXPECT_EQ(s.list(pods(), "default", req).value->items.size(), 1u);
+  req.field_selector = "status.phase=Pending";
+  EXPECT_EQ(s.list(pods(), "default", req).value->items.size(), 2u);
+  req.field_selector = "spec.bogus=x";
+  EXPECT_EQ(s.list(pods(), "default", req).err.code, 400);
+}
+
+TEST(Store, LimitAndContinue) {
+  store_options o;
+  o.history = 20;
+  store s(o);
+  for (int i = 0; i < 5; ++i) s.create(nodes(), "", json(R"({"metadata":{"name":"n)" + std::to_string(i) + R"("}})"));
+  list_request req;
+  req.limit = 2;
+  auto p1 = s.list(nodes(), "", req);
+  ASSERT_EQ(p1.value->items.size(), 2u);
+  ASSERT_FALSE(p1.value->continue_token.empty());
+  EXPECT_EQ(p1.value->remaining, 3);
+  req.continue_token = p1.value->continue_token;
+  auto p2 = s.list(nodes(), "", req);
+  ASSERT_EQ(p2.value->items.size(), 2u);
+  EXPECT_EQ(p2.value->items[0]->name, "n2");
+  EXPECT_EQ(p2.value->rv, p1.value->rv);
+  req.continue_token = p2.value->continue_token;
+  auto p3 = s.list(nodes(), "", req);
+  ASSERT_EQ(p3.value->items.size(), 1u);
+  EXPECT_TRUE(p3.value->continue_token.empty());
+  s.create(nodes(), "", json(R"({"metadata":{"name":"later"}})"));
+  s.compact();  // the first page's resourceVersion is now older than the history
+  req.continue_token = p1.value->continue_token;
+  EXPECT_EQ(s.list(nodes(), "", req).err.code, 410);
+  req.continue_token = "!!!";
+  EXPECT_EQ(s.list(nodes(), "", req).err.code, 400);
+}
+
+TEST(Store, UpdateConflictsOnStaleResourceVersion) {
+  store s;
+  auto a = *s.create(pods(), "default", pod_body("a")).value;
+  YAML::Node body = clone(a->tree);
+  body["metadata"]["labels"]["x"] = str_node("1");
+  auto u = s.update(pods(), "default", "a", body, false);
+  ASSERT_TRUE(u.ok()) << u.err.message;
+  EXPECT_GT((*u.value)->rv, a->rv);
+  auto stale = s.update(pods(), "default", "a", body, false);
+  EXPECT_EQ(stale.err.code, 409);
+  EXPECT_EQ(stale.err.message,
+            "Operation cannot be fulfilled on pods \"a\": the object has been modified; please apply your changes to "
+            "the latest version and try again");
+  // Main-resource writes leave status alone; /status writes only status.
+  YAML::Node st = clone((*u.value)->tree);
+  st["status"]["phase"] = str_node("Running");
+  st["metadata"]["labels"]["y"] = str_node("2");
+  auto su = s.update(pods(), "default", "a", st, true);
+  ASSERT_TRUE(su.ok()) << su.err.message;
+  EXPECT_EQ(string_at((*su.value)->tree, "status.phase"), "Running");
+  EXPECT_FALSE(string_at((*su.value)->tree, "metadata.labels.y"));
+}
+
+TEST(Store, MergeAndStrategicPatches) {
+  store s;
+  s.create(pods(), "default", pod_body("a", R"({"keep":"1","drop":"2"})"));
+  auto m = s.patch(pods(), "default", "a", patch_kind::merge, json(R"({"metadata":{"labels":{"drop":null,"new":"3"}}})"), false);
+  ASSERT_TRUE(m.ok()) << m.err.message;
+  EXPECT_EQ(to_json((*m.value)->tree["metadata"]["labels"]), R"({"keep":"1","new":"3"})");
+  auto c1 = s.patch(pods(), "default", "a", patch_kind::strategic,
+                    json(R"({"status":{"conditions":[{"type":"Ready","status":"False"}]}})"), true);
+  ASSERT_TRUE(c1.ok());
+  auto c2 = s.patch(pods(), "default", "a", patch_kind::strategic,
+                    json(R"({"status":{"conditions":[{"type":"PodScheduled","status":"False","reason":"Unschedulable"}]}})"), true);
+  ASSERT_TRUE(c2.ok());
+  EXPECT_EQ((*c2.value)->tree["status"]["conditions"].size(), 2u);
+  auto c3 = s.patch(pods(), "default", "a", patch_kind::strategic,
+                    json(R"({"status":{"conditions":[{"type":"Ready","status":"True"}]}})"), true);
+  EXPECT_EQ((*c3.value)->tree["status"]["conditions"].size(), 2u);
+  EXPECT_EQ(to_json((*c3.value)->tree["status"]["conditions"][0]), R"({"type":"Ready","status":"True"})");
+}
+
+TEST(Store, DeletePreconditions) {
+  store s;
+  auto a = *s.create(pods(), "default", pod_body("a")).value;
+  delete_preconditions bad;
+  bad.uid = "other";
+  EXPECT_EQ(s.remove(pods(), "default", "a", bad).err.code, 409);
+  delete_preconditions stale;
+  stale.resource_version = "1";
+  EXPECT_EQ(s.remove(pods(), "default", "a", stale).err.code, 409);
+  delete_preconditions good;
+  good.uid = a->uid;
+  ASSERT_TRUE(s.remove(pods(), "default", "a", good).ok());
+  EXPECT_EQ(s.get(pods(), "default", "a").err.code, 404);
+  EXPECT_EQ(s.remove(pods(), "default", "a", good).err.code, 404);
+}
+
+TEST(Store, WatchHistoryAndCompaction) {
+  store_options o;
+  o.history = 3;
+  store s(o);
+  std::vector<change_type> seen;
+  s.set_listener([&](const change& c) { seen.push_back(c.type); });
+  uint64_t start = s.current_rv();
+  s.create(pods(), "default", pod_body("a"));
+  s.patch(pods(), "default", "a", patch_kind::merge, json(R"({"metadata":{"labels":{"x":"1"}}})"), false);
+  s.remove(pods(), "default", "a", {});
+  ASSERT_EQ(seen.size(), 3u);
+  auto ch = s.changes_since(pods(), start);
+  ASSERT_TRUE(ch.ok());
+  ASSERT_EQ(ch.value->size(), 3u);
+  EXPECT_EQ((*ch.value)[2]->type, change_type::deleted);
+  EXPECT_EQ((*ch.value)[2]->obj->rv, s.current_rv());
+  s.create(pods(), "default", pod_body("b"));  // pushes the oldest change out
+  auto old = s.changes_since(pods(), start);
+  ASSERT_FALSE(old.ok());
+  EXPECT_EQ(old.err.code, 410);
+  EXPECT_EQ(old.err.message.rfind("too old resource version: ", 0), 0u);
+  s.compact();
+  EXPECT_EQ(s.changes_since(pods(), s.current_rv() - 1).err.code, 410);
+  EXPECT_TRUE(s.changes_since(pods(), s.current_rv()).ok());
+}
+
+TEST(Wire, ProtobufListAndWatchFrames) {
+  store s;
+  s.create(nodes(), "", json(R"({"metadata":{"name":"n1"},"status":{"capacity":{"cpu":"4"}}})"));
+  list_result l = *s.list(nodes(), "", {}).value;
+  std::string pb = list_body(nodes(), l, wire_format::protobuf);
+  EXPECT_EQ(pb.compare(0, 4, std::string("k8s\0", 4)), 0);
+  std::string js = list_body(nodes(), l, wire_format::json);
+  EXPECT_EQ(js.rfind(R"({"kind":"NodeList","apiVersion":"v1","metadata":{"resourceVersion":")", 0), 0u) << js;
+  std::string frame = watch_object_frame("ADDED", *l.items[0], wire_format::json);
+  EXPECT_EQ(frame.back(), '\n');
+}
+
+}  // namespace
+}  // namespace kas::testapi

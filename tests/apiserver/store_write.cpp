@@ -1,0 +1,241 @@
+// The store's writes (store.hpp): create, update, patch, delete, pods/binding, and commit, which
+// stamps the resourceVersion and records the change for watches.
+#include "tests/apiserver/store.hpp"
+
+#include <openssl/rand.h>
+
+#include "messages/codec.hpp"
+#include "tests/apiserver/json_tree.hpp"
+
+namespace kas::testapi {
+
+namespace {
+
+using R = op_result<object_ptr>;
+
+YAML::Node child(const YAML::Node& n, const char* key) { return at(n, key); }
+
+std::string scalar_or_empty(const YAML::Node& n) { return n.IsDefined() && n.IsScalar() ? n.Scalar() : ""; }
+
+std::string generated_suffix() {
+  static const char alphabet[] = "bcdfghjklmnpqrstvwxz2456789";
+  unsigned char b[5];
+  RAND_bytes(b, sizeof b);
+  std::string s;
+  for (unsigned char c : b) s += alphabet[c % (sizeof alphabet - 1)];
+  return s;
+}
+
+// Bodies of proto kinds must decode into their message (types checked by the codec).
+std::optional<api_error> validate_types(const kind_info& k, const YAML::Node& tree) {
+  if (!k.prototype) return std::nullopt;
+  std::unique_ptr<google::protobuf::Message> m(k.prototype->New());
+  auto r = codec::decode_node(tree, *m);
+  if (!r) return bad_request(k.kind + " in version \"" + k.version + "\" cannot be handled: " + r.err().message);
+  return std::nullopt;
+}
+
+std::optional<api_error> check_type_meta(const kind_info& k, const YAML::Node& body) {
+  std::string kind = scalar_or_empty(child(body, "kind"));
+  std::string av = scalar_or_empty(child(body, "apiVersion"));
+  if ((!kind.empty() && kind != k.kind) || (!av.empty() && av != k.api_version()))
+    return bad_request("the body's kind \"" + av + "/" + kind + "\" does not match the resource " + k.api_version() +
+                       "/" + k.resource);
+  return std::nullopt;
+}
+
+void apply_defaults(const kind_info& k, YAML::Node& tree) {
+  if (k.resource == "pods" && k.group.empty()) {
+    if (!child(tree, "spec").IsMap()) tree["spec"] = YAML::Node(YAML::NodeType::Map);
+    YAML::Node spec = tree["spec"];
+    if (scalar_or_empty(child(spec, "schedulerName")).empty()) spec["schedulerName"] = str_node("default-scheduler");
+    if (!child(tree, "status").IsMap()) tree["status"] = YAML::Node(YAML::NodeType::Map);
+    YAML::Node status = tree["status"];
+    if (scalar_or_empty(child(status, "phase")).empty()) status["phase"] = str_node("Pending");
+  } else if (k.resource == "namespaces") {
+    if (!child(tree, "status").IsMap()) tree["status"] = YAML::Node(YAML::NodeType::Map);
+    YAML::Node status = tree["status"];
+    if (scalar_or_empty(child(status, "phase")).empty()) status["phase"] = str_node("Active");
+  }
+}
+
+}  // namespace
+
+store::store(store_options opts) : opts_(opts) {
+  const kind_info* ns = find_kind("", "v1", "namespaces");
+  for (const char* name : {"default", "kube-system", "kube-public", "kube-node-lease"}) {
+    YAML::Node body(YAML::NodeType::Map);
+    body["metadata"]["name"] = str_node(name);
+    create(*ns, "", body);
+  }
+}
+
+std::optional<api_error> store::check_namespace(const kind_info& k, const std::string& ns) const {
+  if (!k.namespaced) return std::nullopt;
+  if (ns.empty()) return bad_request("a namespace is required for " + k.qualified());
+  static const kind_info* nsk = find_kind("", "v1", "namespaces");
+  if (!get(*nsk, "", ns).ok()) return not_found(*nsk, ns);
+  return std::nullopt;
+}
+
+R store::create(const kind_info& k, const std::string& ns, const YAML::Node& body) {
+  if (!body.IsMap()) return R::fail(bad_request("the request body is not a JSON object"));
+  if (auto e = check_type_meta(k, body)) return R::fail(*e);
+  YAML::Node tree = clone(body);
+  if (!at(tree, "metadata").IsMap()) tree["metadata"] = YAML::Node(YAML::NodeType::Map);
+  YAML::Node meta = tree["metadata"];
+  std::string body_ns = scalar_or_empty(child(meta, "namespace"));
+  if (k.namespaced && !body_ns.empty() && body_ns != ns)
+    return R::fail(bad_request("the namespace of the provided object does not match the namespace sent on the request"));
+  std::string name = scalar_or_empty(child(meta, "name"));
+  if (name.empty()) {
+    std::string gen = scalar_or_empty(child(meta, "generateName"));
+    if (gen.empty())
+      return R::fail({422, "Invalid", k.kind + " \"\" is invalid: metadata.name: Required value: name or generateName is required",
+                      "", k.group, k.kind});
+    name = gen + generated_suffix();
+  }
+  if (auto e = check_namespace(k, ns)) return R::fail(*e);
+  if (objects(k).count(object_key(k.namespaced ? ns : "", name)))
+    return R::fail({409, "AlreadyExists", k.qualified() + " \"" + name + "\" already exists", name, k.group, k.resource});
+  meta["name"] = str_node(name);
+  if (k.namespaced) meta["namespace"] = str_node(ns); else meta.remove("namespace");
+  meta["uid"] = str_node(random_uuid());
+  meta["creationTimestamp"] = str_node(now_rfc3339());
+  tree["kind"] = str_node(k.kind);
+  tree["apiVersion"] = str_node(k.api_version());
+  apply_defaults(k, tree);
+  if (auto e = validate_types(k, tree)) return R::fail(*e);
+  return commit(k, change_type::added, tree, nullptr);
+}
+
+R store::commit(const kind_info& k, change_type t, YAML::Node tree, object_ptr prev) {
+  auto obj = std::make_shared<stored_object>();
+  obj->kind = &k;
+  obj->rv = ++rv_;
+  tree["metadata"]["resourceVersion"] = str_node(std::to_string(obj->rv));
+  YAML::Node meta = at(tree, "metadata");
+  obj->name = scalar_or_empty(at(meta, "name"));
+  obj->ns = k.namespaced ? scalar_or_empty(at(meta, "namespace")) : "";
+  obj->uid = scalar_or_empty(at(meta, "uid"));
+  obj->tree = tree;
+  object_ptr ptr = obj;
+  std::string key = object_key(obj->ns, obj->name);
+  if (t == change_type::deleted)
+    objects(k).erase(key);
+  else
+    objects(k)[key] = ptr;
+  record(change{obj->rv, t, ptr, std::move(prev)});
+  return R::good(ptr);
+}
+
+R store::replace_checked(const kind_info& k, const object_ptr& cur, YAML::Node next, bool status_only) {
+  if (!next.IsMap()) return R::fail(bad_request("the request body is not a JSON object"));
+  if (status_only) {
+    YAML::Node keep = clone(cur->tree);
+    YAML::Node st = child(next, "status");
+    if (st.IsDefined()) keep["status"] = clone(st); else keep.remove("status");
+    next = keep;
+  } else if (k.has_status) {
+    YAML::Node st = child(cur->tree, "status");
+    if (st.IsDefined()) next["status"] = clone(st); else next.remove("status");
+  }
+  if (!at(next, "metadata").IsMap()) next["metadata"] = YAML::Node(YAML::NodeType::Map);
+  YAML::Node meta = next["metadata"];
+  std::string name = scalar_or_empty(child(meta, "name"));
+  if (!name.empty() && name != cur->name)
+    return R::fail(bad_request("the name of the object (" + name + ") does not match the name on the URL (" + cur->name + ")"));
+  std::string ns = scalar_or_empty(child(meta, "namespace"));
+  if (k.namespaced && !ns.empty() && ns != cur->ns)
+    return R::fail(bad_request("the namespace of the provided object does not match the namespace sent on the request"));
+  std::string rv = scalar_or_empty(child(meta, "resourceVersion"));
+  if (!rv.empty() && rv != std::to_string(cur->rv))
+    return R::fail(conflict(k, cur->name, "the object has been modified; please apply your changes to the latest version and try again"));
+  YAML::Node created = at(at(cur->tree, "metadata"), "creationTimestamp");
+  meta["name"] = str_node(cur->name);
+  if (k.namespaced) meta["namespace"] = str_node(cur->ns);
+  meta["uid"] = str_node(cur->uid);
+  if (created.IsDefined()) meta["creationTimestamp"] = clone(created);
+  meta["resourceVersion"] = str_node(std::to_string(cur->rv));
+  next["kind"] = str_node(k.kind);
+  next["apiVersion"] = str_node(k.api_version());
+  if (auto e = validate_types(k, next)) return R::fail(*e);
+  if (to_json(next) == to_json(cur->tree)) return R::good(cur);  // a no-op write keeps its resourceVersion
+  return commit(k, change_type::modified, next, cur);
+}
+
+R store::update(const kind_info& k, const std::string& ns, const std::string& name, const YAML::Node& body,
+                bool status_only) {
+  if (!body.IsMap()) return R::fail(bad_request("the request body is not a JSON object"));
+  if (auto e = check_type_meta(k, body)) return R::fail(*e);
+  auto cur = get(k, ns, name);
+  if (!cur.ok()) return cur;
+  return replace_checked(k, *cur.value, clone(body), status_only);
+}
+
+R store::patch(const kind_info& k, const std::string& ns, const std::string& name, patch_kind pk,
+               const YAML::Node& p, bool status_only) {
+  if (!p.IsMap()) return R::fail(bad_request("the patch is not a JSON object"));
+  auto cur = get(k, ns, name);
+  if (!cur.ok()) return cur;
+  YAML::Node next = pk == patch_kind::merge ? merge_patch((*cur.value)->tree, p)
+                                            : strategic_merge_patch((*cur.value)->tree, p);
+  return replace_checked(k, *cur.value, next, status_only);
+}
+
+R store::remove(const kind_info& k, const std::string& ns, const std::string& name, const delete_preconditions& pre) {
+  auto cur = get(k, ns, name);
+  if (!cur.ok()) return cur;
+  const object_ptr& obj = *cur.value;
+  if (pre.uid && *pre.uid != obj->uid)
+    return R::fail(conflict(k, name, "Precondition failed: UID in precondition: " + *pre.uid +
+                                         ", UID in object meta: " + obj->uid));
+  if (pre.resource_version && *pre.resource_version != std::to_string(obj->rv))
+    return R::fail(conflict(k, name, "Precondition failed: ResourceVersion in precondition: " + *pre.resource_version +
+                                         ", ResourceVersion in object meta: " + std::to_string(obj->rv)));
+  return commit(k, change_type::deleted, clone(obj->tree), obj);
+}
+
+R store::bind(const std::string& ns, const std::string& pod, const YAML::Node& binding) {
+  static const kind_info* pods = find_kind("", "v1", "pods");
+  std::string target = scalar_or_empty(child(child(binding, "target"), "name"));
+  if (target.empty())
+    return R::fail({422, "Invalid", "Binding.core \"" + pod + "\" is invalid: target.name: Required value", pod, "", "Binding"});
+  auto cur = get(*pods, ns, pod);
+  if (!cur.ok()) return cur;
+  const object_ptr& obj = *cur.value;
+  std::string uid = scalar_or_empty(child(child(binding, "metadata"), "uid"));
+  std::string node = scalar_or_empty(child(child(obj->tree, "spec"), "nodeName"));
+  api_error conflict_err{409, "Conflict", "", pod, "", "pods/binding"};
+  if (!node.empty()) {
+    conflict_err.message = "Operation cannot be fulfilled on pods/binding \"" + pod + "\": pod " + pod +
+                           " is already assigned to node \"" + node + "\"";
+    return R::fail(conflict_err);
+  }
+  if (!uid.empty() && uid != obj->uid) {
+    conflict_err.message = "Operation cannot be fulfilled on pods/binding \"" + pod +
+                           "\": Precondition failed: UID in precondition: " + uid + ", UID in object meta: " + obj->uid;
+    return R::fail(conflict_err);
+  }
+  YAML::Node next = clone(obj->tree);
+  next["spec"]["nodeName"] = str_node(target);
+  YAML::Node ann = child(child(binding, "metadata"), "annotations");
+  if (ann.IsMap())
+    for (const auto& kv : ann) next["metadata"]["annotations"][kv.first.Scalar()] = clone(kv.second);
+  if (!at(next, "status").IsMap()) next["status"] = YAML::Node(YAML::NodeType::Map);
+  YAML::Node conds = at(at(next, "status"), "conditions");
+  YAML::Node cond(YAML::NodeType::Map);
+  cond["type"] = str_node("PodScheduled");
+  cond["status"] = str_node("True");
+  cond["lastProbeTime"] = YAML::Node(YAML::NodeType::Null);
+  cond["lastTransitionTime"] = str_node(now_rfc3339());
+  YAML::Node out(YAML::NodeType::Sequence);
+  if (conds.IsSequence())
+    for (const auto& c : conds)
+      if (scalar_or_empty(child(c, "type")) != "PodScheduled") out.push_back(c);
+  out.push_back(cond);
+  next["status"]["conditions"] = out;
+  return commit(*pods, change_type::modified, next, obj);
+}
+
+}  // namespace kas::testapi
