@@ -1,0 +1,310 @@
+// The test apiserver binary over HTTP, driven by the project's own client (client/http_transport.hpp
+// and client/kubeconfig.hpp): authentication, JSON and protobuf bodies, lists, watches, bindings and
+// the Status errors a scheduler relies on. The server is started per test and reaped with SIGTERM
+// and a blocking waitpid; readiness is its `listening on` line, never a sleep.
+#include <gtest/gtest.h>
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <condition_variable>
+#include <filesystem>
+#include <future>
+#include <mutex>
+
+#include "client/api_wire.hpp"
+#include "client/http_transport.hpp"
+#include "client/kubeconfig.hpp"
+#include "messages/codec.hpp"
+#include "messages/k8s/core.pb.h"
+#include "messages/k8s/meta.pb.h"
+
+namespace kas::api {
+namespace {
+
+using namespace std::chrono_literals;
+
+class apiserver {
+public:
+  explicit apiserver(std::vector<std::string> extra = {}) {
+    char tmpl[] = "/tmp/kas-test-apiserver-XXXXXX";
+    dir_ = mkdtemp(tmpl);
+    std::vector<std::string> args = {KAS_TEST_APISERVER, "--listen", "127.0.0.1:0", "--kubeconfig-out",
+                                      (dir_ / "kubeconfig").string(), "--cert-dir", (dir_ / "certs").string()};
+    args.insert(args.end(), extra.begin(), extra.end());
+    int out[2];
+    if (pipe(out) != 0) throw std::runtime_error("pipe");
+    pid_ = fork();
+    if (pid_ == 0) {
+      dup2(out[1], 1);
+      close(out[0]);
+      std::vector<char*> argv;
+      for (auto& a : args) argv.push_back(a.data());
+      argv.push_back(nullptr);
+      execv(argv[0], argv.data());
+      _exit(127);
+    }
+    close(out[1]);
+    std::string line;
+    char c;
+    while (read(out[0], &c, 1) == 1 && c != '\n') line += c;
+    close(out[0]);
+    const std::string prefix = "listening on ";
+    if (line.rfind(prefix, 0) == 0) url_ = line.substr(prefix.size());
+  }
+  ~apiserver() {
+    kill(pid_, SIGTERM);
+    int st = 0;
+    waitpid(pid_, &st, 0);
+    std::filesystem::remove_all(dir_);
+  }
+  const std::string& url() const { return url_; }
+  std::string kubeconfig() const { return (dir_ / "kubeconfig").string(); }
+  std::string cert_dir() const { return (dir_ / "certs").string(); }
+
+private:
+  std::filesystem::path dir_;
+  pid_t pid_ = -1;
+  std::string url_;
+};
+
+std::unique_ptr<http_transport> connect(const std::string& kubeconfig) {
+  auto conn = load_kubeconfig(kubeconfig);
+  EXPECT_TRUE(conn) << conn.err().message;
+  if (!conn) return nullptr;
+  auto t = http_transport::create(*conn);
+  EXPECT_TRUE(t) << t.err().message;
+  return t ? std::move(*t) : nullptr;
+}
+
+// Runs one request to completion (the bound only turns a hang into a failure).
+http_response call(http_transport& t, http_request r) {
+  auto done = std::make_shared<std::promise<http_response>>();
+  auto f = done->get_future();
+  r.timeout = 20s;
+  t.start(std::move(r), http_callbacks{nullptr, nullptr, [done](http_response resp) { done->set_value(std::move(resp)); }});
+  if (f.wait_for(30s) != std::future_status::ready) {
+    ADD_FAILURE() << "no answer within 30 s";
+    return {};
+  }
+  return f.get();
+}
+
+http_request req(const std::string& method, const std::string& path, std::string body = "",
+                 encoding e = encoding::json) {
+  http_request r;
+  r.method = method;
+  r.path = path;
+  r.body = std::move(body);
+  if (!r.body.empty()) r.content_type = std::string(media_type(e));
+  r.accept = std::string(media_type(e));
+  return r;
+}
+
+// A streamed watch that collects decoded events.
+class watcher {
+public:
+  watcher(http_transport& t, const std::string& path, encoding e) : decoder_(e) {
+    http_request r;
+    r.path = path;
+    r.accept = std::string(media_type(e));
+    r.stream = true;
+    id_ = t.start(std::move(r), http_callbacks{nullptr,
+                                               [this](std::string_view chunk) {
+                                                 std::lock_guard<std::mutex> l(m_);
+                                                 auto s = decoder_.feed(chunk, events_);
+                                                 if (!s) error_ = s.err().message;
+                                                 cv_.notify_all();
+                                               },
+                                               [this](http_response) {
+                                                 std::lock_guard<std::mutex> l(m_);
+                                                 ended_ = true;
+                                                 cv_.notify_all();
+                                               }});
+    t_ = &t;
+  }
+  ~watcher() {
+    t_->cancel(id_);
+    std::unique_lock<std::mutex> l(m_);
+    cv_.wait_for(l, 30s, [&] { return ended_; });
+  }
+  // Waits until n events arrived (or the stream ended); returns them.
+  std::vector<watch_event> wait_for(size_t n) {
+    std::unique_lock<std::mutex> l(m_);
+    if (!cv_.wait_for(l, 30s, [&] { return events_.size() >= n || ended_; })) ADD_FAILURE() << "watch stalled";
+    return events_;
+  }
+  bool wait_end() {
+    std::unique_lock<std::mutex> l(m_);
+    return cv_.wait_for(l, 30s, [&] { return ended_; });
+  }
+  std::string error() {
+    std::lock_guard<std::mutex> l(m_);
+    return error_;
+  }
+
+private:
+  http_transport* t_ = nullptr;
+  uint64_t id_ = 0;
+  std::mutex m_;
+  std::condition_variable cv_;
+  watch_decoder decoder_;
+  std::vector<watch_event> events_;
+  std::string error_;
+  bool ended_ = false;
+};
+
+std::string pod_pb(const std::string& name) {
+  k8s::core::Pod p;
+  p.mutable_metadata()->set_name(name);
+  auto* c = p.mutable_spec()->add_containers();
+  c->set_name("c");
+  c->set_image("busybox");
+  return codec::encode_protobuf(p, "v1", "Pod");
+}
+
+TEST(TestApiserver, RejectsRequestsWithoutCredentials) {
+  apiserver s({"--token", "tok"});
+  ASSERT_FALSE(s.url().empty());
+  auto conn = load_kubeconfig(s.kubeconfig());
+  ASSERT_TRUE(conn);
+  conn->client_cert_pem.clear();
+  conn->client_key_pem.clear();
+  auto anon = http_transport::create(*conn);
+  ASSERT_TRUE(anon);
+  auto resp = call(**anon, req("GET", "/api/v1/pods"));
+  EXPECT_EQ(resp.status, 401);
+  EXPECT_EQ(decode_status(resp.status, resp.body, encoding::json).reason, "Unauthorized");
+  auto token = connect(s.cert_dir() + "/kubeconfig-token");
+  ASSERT_TRUE(token);
+  EXPECT_EQ(call(*token, req("GET", "/api/v1/pods")).status, 200);
+}
+
+TEST(TestApiserver, CreateListInJsonAndProtobufOverHttp2) {
+  apiserver s;
+  auto t = connect(s.kubeconfig());
+  ASSERT_TRUE(t);
+  auto node = call(*t, req("POST", "/api/v1/nodes", R"({"apiVersion":"v1","kind":"Node","metadata":{"name":"n1"},)"
+                                                     R"("status":{"capacity":{"cpu":"4","pods":"110"}}})"));
+  ASSERT_EQ(node.status, 201) << node.body;
+  EXPECT_TRUE(node.http2);
+  k8s::core::Node n;
+  ASSERT_TRUE(decode_body(node.body, encoding::json, n));
+  EXPECT_EQ(n.metadata().name(), "n1");
+  EXPECT_FALSE(n.metadata().uid().empty());
+
+  auto pod = call(*t, req("POST", "/api/v1/namespaces/default/pods", pod_pb("p1"), encoding::protobuf));
+  ASSERT_EQ(pod.status, 201) << pod.body;
+  EXPECT_EQ(pod.content_type, "application/vnd.kubernetes.protobuf");
+  k8s::core::Pod p;
+  ASSERT_TRUE(decode_body(pod.body, encoding::protobuf, p));
+  EXPECT_EQ(p.spec().containers(0).image(), "busybox");
+  EXPECT_EQ(p.status().phase(), "Pending");
+
+  auto list = call(*t, req("GET", "/api/v1/pods", "", encoding::protobuf));
+  ASSERT_EQ(list.status, 200);
+  k8s::core::PodList pl;
+  auto d = decode_body(list.body, encoding::protobuf, pl);
+  ASSERT_TRUE(d) << d.err().message;
+  ASSERT_EQ(pl.items_size(), 1);
+  EXPECT_EQ(pl.items(0).metadata().name(), "p1");
+  EXPECT_EQ(pl.metadata().resource_version(), p.metadata().resource_version());
+
+  auto dup = call(*t, req("POST", "/api/v1/namespaces/default/pods", pod_pb("p1"), encoding::protobuf));
+  EXPECT_EQ(dup.status, 409);
+  EXPECT_EQ(decode_status(dup.status, dup.body, encoding::protobuf).reason, "AlreadyExists");
+  auto bad = call(*t, req("POST", "/api/v1/namespaces/default/pods", R"({"metadata":{"name":"x"},"spec":{"priority":"hi"}})"));
+  EXPECT_EQ(bad.status, 400);
+  EXPECT_NE(decode_status(bad.status, bad.body, encoding::json).message.find("spec.priority"), std::string::npos);
+}
+
+TEST(TestApiserver, WatchSeesCreateAndBinding) {
+  apiserver s;
+  auto t = connect(s.kubeconfig());
+  ASSERT_TRUE(t);
+  auto list = call(*t, req("GET", "/api/v1/pods"));
+  k8s::core::PodList pl;
+  ASSERT_TRUE(decode_body(list.body, encoding::json, pl));
+  const std::string rv = pl.metadata().resource_version();
+  watcher pb(*t, "/api/v1/pods?watch=1&resourceVersion=" + rv, encoding::protobuf);
+  watcher js(*t, "/api/v1/namespaces/default/pods?watch=true&resourceVersion=" + rv + "&fieldSelector=spec.nodeName%3D",
+             encoding::json);
+  ASSERT_EQ(call(*t, req("POST", "/api/v1/namespaces/default/pods", pod_pb("p1"), encoding::protobuf)).status, 201);
+  const std::string binding = R"({"apiVersion":"v1","kind":"Binding","metadata":{"name":"p1"},"target":{"kind":"Node","name":"n1"}})";
+  auto b1 = call(*t, req("POST", "/api/v1/namespaces/default/pods/p1/binding", binding));
+  EXPECT_EQ(b1.status, 201) << b1.body;
+  auto b2 = call(*t, req("POST", "/api/v1/namespaces/default/pods/p1/binding", binding));
+  EXPECT_EQ(b2.status, 409);
+  EXPECT_EQ(decode_status(b2.status, b2.body, encoding::json).message,
+            "Operation cannot be fulfilled on pods/binding \"p1\": pod p1 is already assigned to node \"n1\"");
+  auto b3 = call(*t, req("POST", "/api/v1/namespaces/default/pods/ghost/binding", binding));
+  EXPECT_EQ(b3.status, 404);
+  EXPECT_EQ(decode_status(b3.status, b3.body, encoding::json).reason, "NotFound");
+
+  auto events = pb.wait_for(2);
+  ASSERT_EQ(events.size(), 2u) << pb.error();
+  EXPECT_EQ(events[0].type, watch_event_type::added);
+  EXPECT_EQ(events[1].type, watch_event_type::modified);
+  k8s::core::Pod bound;
+  ASSERT_TRUE(decode_body(events[1].object, encoding::protobuf, bound));
+  EXPECT_EQ(bound.spec().node_name(), "n1");
+  ASSERT_GT(bound.status().conditions_size(), 0);
+  EXPECT_EQ(bound.status().conditions(0).type(), "PodScheduled");
+
+  // The unbound-pods watch sees the pod leave its selector as a DELETED.
+  auto unbound = js.wait_for(2);
+  ASSERT_EQ(unbound.size(), 2u) << js.error();
+  EXPECT_EQ(unbound[0].type, watch_event_type::added);
+  EXPECT_EQ(unbound[1].type, watch_event_type::deleted);
+}
+
+TEST(TestApiserver, TooOldWatchGets410Expired) {
+  apiserver s({"--watch-history", "2"});
+  auto t = connect(s.kubeconfig());
+  ASSERT_TRUE(t);
+  for (const char* name : {"a", "b", "c"})
+    ASSERT_EQ(call(*t, req("POST", "/api/v1/nodes", std::string(R"({"metadata":{"name":")") + name + "\"}}")).status, 201);
+  for (encoding e : {encoding::json, encoding::protobuf}) {
+    watcher w(*t, "/api/v1/nodes?watch=1&resourceVersion=1", e);
+    auto events = w.wait_for(1);
+    ASSERT_EQ(events.size(), 1u);
+    EXPECT_EQ(events[0].type, watch_event_type::error);
+    auto st = decode_status(0, events[0].object, e);
+    EXPECT_EQ(st.code, 410);
+    EXPECT_EQ(st.reason, "Expired");
+    EXPECT_EQ(st.message.rfind("too old resource version: 1 (", 0), 0u) << st.message;
+    EXPECT_TRUE(w.wait_end());
+  }
+}
+
+TEST(TestApiserver, UpdateConflictPatchAndDelete) {
+  apiserver s;
+  auto t = connect(s.kubeconfig());
+  ASSERT_TRUE(t);
+  auto created = call(*t, req("POST", "/api/v1/nodes", R"({"metadata":{"name":"n1","labels":{"a":"1"}}})"));
+  ASSERT_EQ(created.status, 201);
+  k8s::core::Node n;
+  ASSERT_TRUE(decode_body(created.body, encoding::json, n));
+  auto patched = call(*t, [] {
+    auto r = req("PATCH", "/api/v1/nodes/n1", R"({"metadata":{"labels":{"b":"2"}}})");
+    r.content_type = "application/merge-patch+json";
+    return r;
+  }());
+  ASSERT_EQ(patched.status, 200) << patched.body;
+  std::string stale = R"({"metadata":{"name":"n1","resourceVersion":")" + n.metadata().resource_version() + "\"}}";
+  auto put = call(*t, req("PUT", "/api/v1/nodes/n1", stale));
+  EXPECT_EQ(put.status, 409);
+  EXPECT_EQ(decode_status(put.status, put.body, encoding::json).reason, "Conflict");
+  auto sel = call(*t, req("GET", "/api/v1/nodes?labelSelector=a%3D1%2Cb"));
+  k8s::core::NodeList nl;
+  ASSERT_TRUE(decode_body(sel.body, encoding::json, nl));
+  EXPECT_EQ(nl.items_size(), 1);
+  auto del = call(*t, req("DELETE", "/api/v1/nodes/n1", R"({"preconditions":{"uid":"wrong"}})"));
+  EXPECT_EQ(del.status, 409);
+  EXPECT_EQ(call(*t, req("DELETE", "/api/v1/nodes/n1")).status, 200);
+  EXPECT_EQ(call(*t, req("GET", "/api/v1/nodes/n1")).status, 404);
+}
+
+}  // namespace
+}  // namespace kas::api
