@@ -66,6 +66,32 @@ std::vector<std::string> groups() {
   return out;
 }
 
+// OpenAPI v3, only as much as kubectl reads: a PATCH operation per kind that declares the
+// fieldValidation query parameter, so `kubectl apply` validates on the server (fieldValidation=Strict)
+// instead of downloading schemas for client-side validation. No schemas are served.
+std::string openapi_gv(const std::string& group, const std::string& version) {
+  std::string out = R"J({"openapi":"3.0.0","info":{"title":"Kubernetes (kube-actor test apiserver)","version":"v1.32.0"},"paths":{)J";
+  bool first = true;
+  for (const auto& k : all_kinds()) {
+    if (k.group != group || k.version != version) continue;
+    std::string prefix = group.empty() ? "/api/" + version : "/apis/" + group + "/" + version;
+    std::string path = prefix + (k.namespaced ? "/namespaces/{namespace}/" : "/") + k.resource + "/{name}";
+    out += (first ? "" : ",") + quoted(path) +
+           R"(:{"patch":{"x-kubernetes-group-version-kind":{"group":)" + quoted(k.group) + ",\"version\":" +
+           quoted(k.version) + ",\"kind\":" + quoted(k.kind) +
+           R"(},"parameters":[{"name":"fieldValidation","in":"query","schema":{"type":"string"}}],"responses":{}}})";
+    first = false;
+  }
+  return out + R"(},"components":{"schemas":{}}})";
+}
+
+std::string openapi_root() {
+  std::string out = R"({"paths":{"api/v1":{"serverRelativeURL":"/openapi/v3/api/v1?hash=0"})";
+  for (const auto& g : groups())
+    out += ",\"apis/" + g + "/v1\":{\"serverRelativeURL\":\"/openapi/v3/apis/" + g + "/v1?hash=0\"}";
+  return out + "}}";
+}
+
 }  // namespace
 
 bool server::handle_discovery(request& r) {
@@ -88,6 +114,19 @@ bool server::handle_discovery(request& r) {
          ",\"resourceVersion\":" + std::to_string(store_.current_rv()) + "}");
     return true;
   }
+  if (p == "/openapi/v3") {
+    json(openapi_root());
+    return true;
+  }
+  if (p == "/openapi/v3/api/v1") {
+    json(openapi_gv("", "v1"));
+    return true;
+  }
+  for (const auto& g : groups())
+    if (p == "/openapi/v3/apis/" + g + "/v1") {
+      json(openapi_gv(g, "v1"));
+      return true;
+    }
   if (p == "/api" || p == "/api/") {
     json(R"({"kind":"APIVersions","versions":["v1"],"serverAddressByClientCIDRs":[{"clientCIDR":"0.0.0.0/0","serverAddress":")" +
          opts_.host + "\"}]}");
@@ -156,6 +195,7 @@ std::vector<column> columns_for(const kind_info& k) {
   if (k.resource == "events" && k.group.empty())
     return {{"Last Seen", "string", 0}, {"Type", "string", 0}, {"Reason", "string", 0}, {"Object", "string", 0},
             {"Message", "string", 0}};
+  if (k.resource == "namespaces") return {{"Name", "string", 0}, {"Status", "string", 0}, {"Age", "string", 0}};
   return {{"Name", "string", 0}, {"Age", "string", 0}};
 }
 
@@ -217,6 +257,8 @@ std::vector<std::string> cells_for(const kind_info& k, const YAML::Node& t) {
   if (k.resource == "pods") return pod_cells(t);
   if (k.resource == "nodes") return node_cells(t);
   if (k.resource == "events" && k.group.empty()) return event_cells(t);
+  if (k.resource == "namespaces")
+    return {string_at(t, "metadata.name").value_or(""), string_at(t, "status.phase").value_or(""), human_age(t)};
   return {string_at(t, "metadata.name").value_or(""), human_age(t)};
 }
 

@@ -36,7 +36,7 @@ std::vector<kind_info> build() {
   v.push_back(make("", "events", "Event", true, false, {"ev"}, &k8s::core::Event::default_instance()));
   v.push_back(make("", "services", "Service", true, true, {"svc"}, nullptr));
   v.push_back(make("", "replicationcontrollers", "ReplicationController", true, true, {"rc"}, nullptr));
-  v.push_back(make("events.k8s.io", "events", "Event", true, false, {"ev"}, &k8s::events::Event::default_instance()));
+  v.push_back(make("events.k8s.io", "events", "Event", true, false, {}, &k8s::events::Event::default_instance()));
   v.push_back(make("coordination.k8s.io", "leases", "Lease", true, false, {}, &k8s::coordination::Lease::default_instance()));
   v.push_back(make("scheduling.k8s.io", "priorityclasses", "PriorityClass", false, false, {"pc"},
                    &k8s::scheduling::PriorityClass::default_instance()));

@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# kubectl against the test apiserver fixture: discovery, server-side printing (Tables), apply
+# (create, then a strategic merge patch), watch, delete and events. Exit 77 (ctest SKIP) when kubectl
+# is not installed. Readiness is the server's `listening on` line, read from a coprocess pipe.
+set -euo pipefail
+bin="$1"
+if ! command -v kubectl >/dev/null 2>&1; then
+  echo "SKIP: kubectl is not installed"
+  exit 77
+fi
+dir=$(mktemp -d /tmp/kas-kubectl-XXXXXX)
+coproc SRV { exec "$bin" --listen 127.0.0.1:0 --kubeconfig-out "$dir/kubeconfig"; }
+srv_pid=$SRV_PID
+cleanup() { kill "$srv_pid" 2>/dev/null || true; wait "$srv_pid" 2>/dev/null || true; rm -rf "$dir"; }
+trap cleanup EXIT
+read -r line <&"${SRV[0]}"
+echo "$line"
+export KUBECONFIG="$dir/kubeconfig"
+fail() { echo "FAIL: $*"; exit 1; }
+expect() {  # expect NAME PATTERN TEXT
+  grep -Eq -- "$2" <<<"$3" || fail "$1: expected /$2/ in:"$'\n'"$3"
+}
+
+cat >"$dir/objects.yaml" <<'YAML'
+apiVersion: v1
+kind: Node
+metadata:
+  name: node-a
+  labels:
+    node-role.kubernetes.io/worker: ""
+status:
+  capacity: {cpu: "4", memory: 8Gi, pods: "110"}
+  conditions:
+  - {type: Ready, status: "True"}
+  nodeInfo: {kubeletVersion: v1.32.0}
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: web
+  namespace: default
+  labels: {app: web}
+spec:
+  containers:
+  - name: c
+    image: nginx
+YAML
+
+out=$(kubectl apply -f "$dir/objects.yaml" 2>&1); expect "apply (create)" "pod/web created" "$out"
+expect "apply (create)" "node/node-a created" "$out"
+out=$(kubectl get nodes 2>&1); expect "get nodes" "^NAME +STATUS +ROLES +AGE +VERSION" "$out"
+expect "get nodes" "^node-a +Ready +worker +[0-9]+s +v1.32.0" "$out"
+out=$(kubectl get pods -o wide 2>&1)
+expect "get pods -o wide" "^NAME +READY +STATUS +RESTARTS +AGE +IP +NODE +NOMINATED NODE +READINESS GATES" "$out"
+expect "get pods -o wide" "^web +0/1 +Pending +0 " "$out"
+sed -i 's/image: nginx$/image: nginx:1.27/' "$dir/objects.yaml"
+out=$(kubectl apply -f "$dir/objects.yaml" 2>&1); expect "apply (patch)" "pod/web configured" "$out"
+expect "apply (patch)" "node/node-a unchanged" "$out"
+out=$(kubectl get pod web -o jsonpath='{.spec.containers[0].image}'); expect "patched image" "^nginx:1.27$" "$out"
+out=$(kubectl get pods -l app=web -o name 2>&1); expect "label selector" "^pod/web$" "$out"
+
+# A watch, started in the background, must print the pod and then its deletion; it is stopped once
+# it has (the request timeout only bounds a hang).
+kubectl get pods -w --request-timeout=60s >"$dir/watch.out" 2>&1 &
+watch_pid=$!
+until grep -q '^web ' "$dir/watch.out" 2>/dev/null; do
+  kill -0 "$watch_pid" 2>/dev/null || break
+  read -r -t 0.1 <&"${SRV[0]}" || true   # a short wait without sleep(1): the server prints nothing more
+done
+out=$(kubectl delete pod web 2>&1); expect "delete pod" 'pod "web" deleted' "$out"
+until [ "$(grep -c '^web ' "$dir/watch.out")" -ge 2 ]; do
+  kill -0 "$watch_pid" 2>/dev/null || break
+  read -r -t 0.1 <&"${SRV[0]}" || true
+done
+kill "$watch_pid" 2>/dev/null || true
+wait "$watch_pid" 2>/dev/null || true
+out=$(cat "$dir/watch.out"); expect "get pods -w" "^web +0/1 +Pending" "$out"
+[ "$(grep -c '^web ' <<<"$out")" -ge 2 ] || fail "get pods -w: expected the deletion as a second row:"$'\n'"$out"
+
+kubectl create -f - >/dev/null <<'YAML'
+apiVersion: v1
+kind: Event
+metadata: {name: web.1, namespace: default}
+involvedObject: {kind: Pod, name: web, namespace: default}
+reason: Scheduled
+message: Successfully assigned default/web to node-a
+type: Normal
+YAML
+out=$(kubectl get events 2>&1); expect "get events" "Normal +Scheduled +pod/web +Successfully assigned" "$out"
+out=$(kubectl get pod ghost 2>&1 || true); expect "get missing pod" 'pods "ghost" not found' "$out"
+echo "PASS"
