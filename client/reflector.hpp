@@ -103,9 +103,8 @@ public:
   // Objects as last delivered to the sink.
   size_t known_objects() const;
 
-  struct impl;
-
 private:
+  struct impl;
   std::shared_ptr<impl> p_;
 };
 
