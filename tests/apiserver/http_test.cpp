@@ -306,5 +306,29 @@ TEST(TestApiserver, UpdateConflictPatchAndDelete) {
   EXPECT_EQ(call(*t, req("GET", "/api/v1/nodes/n1")).status, 404);
 }
 
+TEST(TestApiserver, InjectedFaultsAreCounted) {
+  apiserver s({"--fault-binding-409-percent", "100", "--fault-watch-close-every", "1"});
+  auto t = connect(s.kubeconfig());
+  ASSERT_TRUE(t);
+  watcher w(*t, "/api/v1/pods?watch=1&resourceVersion=4", encoding::json);
+  ASSERT_EQ(call(*t, req("POST", "/api/v1/namespaces/default/pods", R"({"metadata":{"name":"p1"}})")).status, 201);
+  ASSERT_EQ(call(*t, req("POST", "/api/v1/namespaces/default/pods", R"({"metadata":{"name":"p2"}})")).status, 201);
+  EXPECT_EQ(w.wait_for(1).size(), 1u);
+  EXPECT_TRUE(w.wait_end());  // closed after one event
+  auto b = call(*t, req("POST", "/api/v1/namespaces/default/pods/p1/binding", R"({"target":{"name":"n1"}})"));
+  EXPECT_EQ(b.status, 409);
+  auto pod = call(*t, req("GET", "/api/v1/namespaces/default/pods/p1"));
+  EXPECT_EQ(pod.body.find("nodeName"), std::string::npos);  // an injected 409 does not bind
+  auto faults = call(*t, req("GET", "/debug/faults"));
+  EXPECT_NE(faults.body.find("\"binding409\":1"), std::string::npos) << faults.body;
+  EXPECT_NE(faults.body.find("\"watchClosed\":1"), std::string::npos) << faults.body;
+
+  apiserver failing({"--fault-write-500-percent", "100"});
+  auto f = connect(failing.kubeconfig());
+  ASSERT_TRUE(f);
+  EXPECT_EQ(call(*f, req("POST", "/api/v1/nodes", R"({"metadata":{"name":"n"}})")).status, 500);
+  EXPECT_EQ(call(*f, req("GET", "/api/v1/nodes")).status, 200);  // reads are not failed
+}
+
 }  // namespace
 }  // namespace kas::api
