@@ -227,6 +227,17 @@ TEST(Store, WatchHistoryAndCompaction) {
   EXPECT_TRUE(s.changes_since(pods(), s.current_rv()).ok());
 }
 
+TEST(JsonTree, HostileBodiesAreErrorsNotCrashes) {
+  EXPECT_FALSE(parse_json_object(std::string(100000, '[')).ok());
+  // YAML aliases take the guarded path (kas::load_yaml bounds their expansion).
+  EXPECT_TRUE(parse_json_object("{\"a\": &x [1], \"b\": *x}").ok());
+  EXPECT_FALSE(parse_json_object("[1,2]").ok());
+  EXPECT_FALSE(parse_json_object("{").ok());
+  auto quoted = parse_json_object(R"({"a":"[[[&*!'","n":12,"s":"12"})");
+  ASSERT_TRUE(quoted.ok());
+  EXPECT_EQ(to_json(*quoted), R"({"a":"[[[&*!'","n":12,"s":"12"})");
+}
+
 TEST(Wire, ProtobufListAndWatchFrames) {
   store s;
   s.create(nodes(), "", json(R"({"metadata":{"name":"n1"},"status":{"capacity":{"cpu":"4"}}})"));
