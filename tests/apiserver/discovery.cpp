@@ -1,6 +1,7 @@
 // Discovery (/version, /api, /apis, APIResourceLists), health endpoints, /debug/faults, and the
 // meta.k8s.io/v1 Table kubectl asks for with `Accept: ...;as=Table` (server-side printing): the
 // columns follow kube-apiserver's printers for pods, nodes and events; other kinds get Name and Age.
+#include <algorithm>
 #include <ctime>
 #include <set>
 
@@ -96,6 +97,8 @@ std::string openapi_root() {
 
 bool server::handle_discovery(request& r) {
   const std::string& p = r.path;
+  // Resource paths (the hot ones: /api/v1/namespaces/..., /apis/g/v/...) are never discovery.
+  if (std::count(p.begin(), p.end(), '/') > 3 && p.rfind("/openapi/", 0) != 0) return false;
   auto json = [&](const std::string& body) { respond(r.req, 200, "application/json", body); };
   if (p == "/healthz" || p == "/readyz" || p == "/livez") {
     respond(r.req, 200, "text/plain", "ok");
