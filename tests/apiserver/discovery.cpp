@@ -280,7 +280,7 @@ std::string server::table_body(const kind_info& k, const std::vector<object_ptr>
            "\",\"description\":\"\",\"priority\":" + std::to_string(cols[i].priority) + "}";
   out += "],\"rows\":[";
   for (size_t i = 0; i < items.size(); ++i) {
-    const YAML::Node& t = items[i]->tree;
+    const YAML::Node t = items[i]->tree();
     auto cells = cells_for(k, t);
     out += i ? ",{\"cells\":[" : "{\"cells\":[";
     for (size_t c = 0; c < cells.size(); ++c) {

@@ -5,6 +5,7 @@
 
 #include "tests/apiserver/json_tree.hpp"
 #include "tests/apiserver/resources.hpp"
+#include "tests/apiserver/store.hpp"
 
 namespace kas::testapi {
 
@@ -94,14 +95,11 @@ result<label_selector> label_selector::parse(const std::string& text) {
   return sel;
 }
 
-bool label_selector::matches(const YAML::Node& labels) const {
+bool label_selector::matches(const std::map<std::string, std::string>& labels) const {
   for (const auto& t : terms_) {
     std::optional<std::string> v;
-    if (labels.IsMap()) {
-      const YAML::Node& cl = labels;
-      YAML::Node n = cl[t.key];
-      if (n.IsDefined() && n.IsScalar()) v = n.Scalar();
-    }
+    auto it = labels.find(t.key);
+    if (it != labels.end()) v = it->second;
     bool in_values = v && std::find(t.values.begin(), t.values.end(), *v) != t.values.end();
     switch (t.o) {
       case op::eq: case op::in: if (!in_values) return false; break;
@@ -156,10 +154,21 @@ result<field_selector> field_selector::parse(const std::string& text, const kind
   return sel;
 }
 
-bool field_selector::matches(const YAML::Node& object) const {
+const std::vector<std::string>& selectable_fields() {
+  static const std::vector<std::string> paths = {
+      "spec.nodeName", "status.phase", "spec.schedulerName", "spec.serviceAccountName", "status.nominatedNodeName",
+      "spec.unschedulable", "reason", "type", "source", "regarding.name", "reportingController",
+      "involvedObject.kind", "involvedObject.name", "involvedObject.namespace", "involvedObject.uid",
+      "involvedObject.apiVersion", "involvedObject.resourceVersion", "involvedObject.fieldPath"};
+  return paths;
+}
+
+bool field_selector::matches(const stored_object& object) const {
   for (const auto& t : terms_) {
     // An absent field compares as the empty string (spec.nodeName= selects unbound pods).
-    std::string v = string_at(object, t.path).value_or("");
+    std::string v = t.path == "metadata.name"        ? object.name
+                    : t.path == "metadata.namespace" ? object.ns
+                                                     : object.field(t.path);
     if (t.path == "spec.unschedulable" && v.empty()) v = "false";
     if ((v == t.value) != t.equal) return false;
   }

@@ -16,11 +16,15 @@
 namespace kas::testapi {
 
 struct kind_info;
+struct stored_object;
+
+// Every field path a field selector may name, for some kind; the store extracts these at write time.
+const std::vector<std::string>& selectable_fields();
 
 class label_selector {
 public:
   static result<label_selector> parse(const std::string& text);
-  bool matches(const YAML::Node& labels) const;  // labels: the metadata.labels map (may be undefined)
+  bool matches(const std::map<std::string, std::string>& labels) const;
   bool empty() const { return terms_.empty(); }
 
 private:
@@ -36,7 +40,7 @@ private:
 class field_selector {
 public:
   static result<field_selector> parse(const std::string& text, const kind_info& kind);
-  bool matches(const YAML::Node& object) const;
+  bool matches(const stored_object& object) const;
   bool empty() const { return terms_.empty(); }
 
 private:

@@ -13,7 +13,13 @@
 
 namespace kas::testapi {
 
-const YAML::Node stored_object::labels() const { return at(at(tree, "metadata"), "labels"); }
+YAML::Node stored_object::tree() const { return *parse_json_object(json); }
+
+std::string stored_object::field(const std::string& path) const {
+  for (const auto& [p, v] : fields)
+    if (p == path) return v;
+  return "";
+}
 
 std::string object_key(const std::string& ns, const std::string& name) {
   return ns.empty() ? name : ns + "/" + name;
@@ -126,7 +132,7 @@ op_result<list_result> store::list(const kind_info& k, const std::string& ns, co
   int64_t remaining = 0;
   for (; it != m->end() && it->first.compare(0, prefix.size(), prefix) == 0; ++it) {
     const auto& obj = it->second;
-    if (!ls->matches(obj->labels()) || !fs->matches(obj->tree)) continue;
+    if (!ls->matches(obj->labels) || !fs->matches(*obj)) continue;
     if (req.limit > 0 && static_cast<int64_t>(out.items.size()) >= req.limit) {
       ++remaining;
       continue;

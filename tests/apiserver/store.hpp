@@ -4,9 +4,11 @@
 //
 // Design:
 // - One global, monotonically increasing resourceVersion, as etcd's revision.
-// - Objects are immutable JSON trees (json_tree.hpp) behind shared_ptr<const stored_object>: a list,
-//   a watch event and the ring share them instead of copying; each keeps lazily made encodings
-//   (JSON text, protobuf body) so N watchers encode a change once.
+// - Objects are immutable behind shared_ptr<const stored_object>: a list, a watch event and the ring
+//   share them instead of copying. An object is stored as its compact JSON text (yaml-cpp trees cost
+//   ~20 KB per pod, text ~1 KB), with its labels and selectable fields extracted at write time so
+//   selectors never parse; writes parse the text into a tree (json_tree.hpp), change it and store
+//   the new text. The protobuf encoding is made on first use and kept, so N watchers encode once.
 // - Per kind, an ordered map keyed "namespace/name" (or "name"): list order, and `continue` tokens
 //   that carry the last key and the list's resourceVersion.
 // - Watch history: a bounded ring of changes (with the previous object, so field-selector watches
@@ -30,12 +32,17 @@ namespace kas::testapi {
 
 struct stored_object {
   const kind_info* kind = nullptr;
-  YAML::Node tree;  // never mutated once stored
+  std::string json;  // the object, compact JSON
   std::string ns, name, uid;
   uint64_t rv = 0;
-  // Encodings, made on first use (the server is single-threaded).
-  mutable std::string json_cache, proto_raw_cache, proto_body_cache;
-  const YAML::Node labels() const;
+  std::map<std::string, std::string> labels;
+  std::vector<std::pair<std::string, std::string>> fields;  // selectable fields that are set
+  // Protobuf encodings, made on first use (the server is single-threaded).
+  mutable std::string proto_raw_cache, proto_body_cache;
+  // A fresh tree of the object (parsed from json; the caller may change it).
+  YAML::Node tree() const;
+  // A selectable field's value ("" when unset).
+  std::string field(const std::string& path) const;
 };
 using object_ptr = std::shared_ptr<const stored_object>;
 

@@ -30,9 +30,9 @@ TEST(Store, CreateSetsMetadataAndRejectsDuplicates) {
   const auto& o = **r.value;
   EXPECT_EQ(o.rv, before + 1);
   EXPECT_EQ(o.uid.size(), 36u);
-  EXPECT_EQ(string_at(o.tree, "metadata.resourceVersion"), std::to_string(o.rv));
-  EXPECT_TRUE(string_at(o.tree, "metadata.creationTimestamp").has_value());
-  EXPECT_EQ(string_at(o.tree, "status.phase"), "Pending");
+  EXPECT_EQ(string_at(o.tree(), "metadata.resourceVersion"), std::to_string(o.rv));
+  EXPECT_TRUE(string_at(o.tree(), "metadata.creationTimestamp").has_value());
+  EXPECT_EQ(string_at(o.tree(), "status.phase"), "Pending");
   auto dup = s.create(pods(), "default", pod_body("a"));
   ASSERT_FALSE(dup.ok());
   EXPECT_EQ(dup.err.code, 409);
@@ -100,7 +100,7 @@ TEST(Store, FieldSelectorsAndBinding) {
   s.create(pods(), "default", pod_body("b"));
   auto bound = s.bind("default", "a", json(R"({"metadata":{"name":"a"},"target":{"kind":"Node","name":"n1"}})"));
   ASSERT_TRUE(bound.ok()) << bound.err.message;
-  EXPECT_EQ(string_at((*bound.value)->tree, "spec.nodeName"), "n1");
+  EXPECT_EQ(string_at((*bound.value)->tree(), "spec.nodeName"), "n1");
   EXPECT_NE(object_json(**bound.value).find(R"({"type":"PodScheduled","status":"True")"), std::string::npos);
   auto again = s.bind("default", "a", json(R"({"target":{"name":"n2"}})"));
   EXPECT_EQ(again.err.code, 409);
@@ -149,7 +149,7 @@ TEST(Store, LimitAndContinue) {
 TEST(Store, UpdateConflictsOnStaleResourceVersion) {
   store s;
   auto a = *s.create(pods(), "default", pod_body("a")).value;
-  YAML::Node body = clone(a->tree);
+  YAML::Node body = clone(a->tree());
   body["metadata"]["labels"]["x"] = str_node("1");
   auto u = s.update(pods(), "default", "a", body, false);
   ASSERT_TRUE(u.ok()) << u.err.message;
@@ -160,13 +160,13 @@ TEST(Store, UpdateConflictsOnStaleResourceVersion) {
             "Operation cannot be fulfilled on pods \"a\": the object has been modified; please apply your changes to "
             "the latest version and try again");
   // Main-resource writes leave status alone; /status writes only status.
-  YAML::Node st = clone((*u.value)->tree);
+  YAML::Node st = clone((*u.value)->tree());
   st["status"]["phase"] = str_node("Running");
   st["metadata"]["labels"]["y"] = str_node("2");
   auto su = s.update(pods(), "default", "a", st, true);
   ASSERT_TRUE(su.ok()) << su.err.message;
-  EXPECT_EQ(string_at((*su.value)->tree, "status.phase"), "Running");
-  EXPECT_FALSE(string_at((*su.value)->tree, "metadata.labels.y"));
+  EXPECT_EQ(string_at((*su.value)->tree(), "status.phase"), "Running");
+  EXPECT_FALSE(string_at((*su.value)->tree(), "metadata.labels.y"));
 }
 
 TEST(Store, MergeAndStrategicPatches) {
@@ -174,18 +174,18 @@ TEST(Store, MergeAndStrategicPatches) {
   s.create(pods(), "default", pod_body("a", R"({"keep":"1","drop":"2"})"));
   auto m = s.patch(pods(), "default", "a", patch_kind::merge, json(R"({"metadata":{"labels":{"drop":null,"new":"3"}}})"), false);
   ASSERT_TRUE(m.ok()) << m.err.message;
-  EXPECT_EQ(to_json((*m.value)->tree["metadata"]["labels"]), R"({"keep":"1","new":"3"})");
+  EXPECT_EQ(to_json((*m.value)->tree()["metadata"]["labels"]), R"({"keep":"1","new":"3"})");
   auto c1 = s.patch(pods(), "default", "a", patch_kind::strategic,
                     json(R"({"status":{"conditions":[{"type":"Ready","status":"False"}]}})"), true);
   ASSERT_TRUE(c1.ok());
   auto c2 = s.patch(pods(), "default", "a", patch_kind::strategic,
                     json(R"({"status":{"conditions":[{"type":"PodScheduled","status":"False","reason":"Unschedulable"}]}})"), true);
   ASSERT_TRUE(c2.ok());
-  EXPECT_EQ((*c2.value)->tree["status"]["conditions"].size(), 2u);
+  EXPECT_EQ((*c2.value)->tree()["status"]["conditions"].size(), 2u);
   auto c3 = s.patch(pods(), "default", "a", patch_kind::strategic,
                     json(R"({"status":{"conditions":[{"type":"Ready","status":"True"}]}})"), true);
-  EXPECT_EQ((*c3.value)->tree["status"]["conditions"].size(), 2u);
-  EXPECT_EQ(to_json((*c3.value)->tree["status"]["conditions"][0]), R"({"type":"Ready","status":"True"})");
+  EXPECT_EQ((*c3.value)->tree()["status"]["conditions"].size(), 2u);
+  EXPECT_EQ(to_json((*c3.value)->tree()["status"]["conditions"][0]), R"({"type":"Ready","status":"True"})");
 }
 
 TEST(Store, DeletePreconditions) {

@@ -6,6 +6,7 @@
 
 #include "messages/codec.hpp"
 #include "tests/apiserver/json_tree.hpp"
+#include "tests/apiserver/selectors.hpp"
 
 namespace kas::testapi {
 
@@ -118,7 +119,13 @@ R store::commit(const kind_info& k, change_type t, YAML::Node tree, object_ptr p
   obj->name = scalar_or_empty(at(meta, "name"));
   obj->ns = k.namespaced ? scalar_or_empty(at(meta, "namespace")) : "";
   obj->uid = scalar_or_empty(at(meta, "uid"));
-  obj->tree = tree;
+  YAML::Node labels = at(meta, "labels");
+  if (labels.IsMap())
+    for (const auto& kv : labels)
+      if (kv.second.IsScalar()) obj->labels[kv.first.Scalar()] = kv.second.Scalar();
+  for (const auto& path : selectable_fields())
+    if (auto v = string_at(tree, path)) obj->fields.emplace_back(path, *v);
+  obj->json = to_json(tree);
   object_ptr ptr = obj;
   std::string key = object_key(obj->ns, obj->name);
   if (t == change_type::deleted)
@@ -132,12 +139,12 @@ R store::commit(const kind_info& k, change_type t, YAML::Node tree, object_ptr p
 R store::replace_checked(const kind_info& k, const object_ptr& cur, YAML::Node next, bool status_only) {
   if (!next.IsMap()) return R::fail(bad_request("the request body is not a JSON object"));
   if (status_only) {
-    YAML::Node keep = clone(cur->tree);
+    YAML::Node keep = cur->tree();
     YAML::Node st = child(next, "status");
     if (st.IsDefined()) keep["status"] = clone(st); else keep.remove("status");
     next = keep;
   } else if (k.has_status) {
-    YAML::Node st = child(cur->tree, "status");
+    YAML::Node st = child(cur->tree(), "status");
     if (st.IsDefined()) next["status"] = clone(st); else next.remove("status");
   }
   if (!at(next, "metadata").IsMap()) next["metadata"] = YAML::Node(YAML::NodeType::Map);
@@ -151,7 +158,7 @@ R store::replace_checked(const kind_info& k, const object_ptr& cur, YAML::Node n
   std::string rv = scalar_or_empty(child(meta, "resourceVersion"));
   if (!rv.empty() && rv != std::to_string(cur->rv))
     return R::fail(conflict(k, cur->name, "the object has been modified; please apply your changes to the latest version and try again"));
-  YAML::Node created = at(at(cur->tree, "metadata"), "creationTimestamp");
+  YAML::Node created = at(at(cur->tree(), "metadata"), "creationTimestamp");
   meta["name"] = str_node(cur->name);
   if (k.namespaced) meta["namespace"] = str_node(cur->ns);
   meta["uid"] = str_node(cur->uid);
@@ -160,7 +167,7 @@ R store::replace_checked(const kind_info& k, const object_ptr& cur, YAML::Node n
   next["kind"] = str_node(k.kind);
   next["apiVersion"] = str_node(k.api_version());
   if (auto e = validate_types(k, next)) return R::fail(*e);
-  if (to_json(next) == to_json(cur->tree)) return R::good(cur);  // a no-op write keeps its resourceVersion
+  if (to_json(next) == cur->json) return R::good(cur);  // a no-op write keeps its resourceVersion
   return commit(k, change_type::modified, next, cur);
 }
 
@@ -178,8 +185,8 @@ R store::patch(const kind_info& k, const std::string& ns, const std::string& nam
   if (!p.IsMap()) return R::fail(bad_request("the patch is not a JSON object"));
   auto cur = get(k, ns, name);
   if (!cur.ok()) return cur;
-  YAML::Node next = pk == patch_kind::merge ? merge_patch((*cur.value)->tree, p)
-                                            : strategic_merge_patch((*cur.value)->tree, p);
+  YAML::Node base = (*cur.value)->tree();
+  YAML::Node next = pk == patch_kind::merge ? merge_patch(base, p) : strategic_merge_patch(base, p);
   return replace_checked(k, *cur.value, next, status_only);
 }
 
@@ -193,7 +200,7 @@ R store::remove(const kind_info& k, const std::string& ns, const std::string& na
   if (pre.resource_version && *pre.resource_version != std::to_string(obj->rv))
     return R::fail(conflict(k, name, "Precondition failed: ResourceVersion in precondition: " + *pre.resource_version +
                                          ", ResourceVersion in object meta: " + std::to_string(obj->rv)));
-  return commit(k, change_type::deleted, clone(obj->tree), obj);
+  return commit(k, change_type::deleted, obj->tree(), obj);
 }
 
 R store::bind(const std::string& ns, const std::string& pod, const YAML::Node& binding) {
@@ -205,7 +212,7 @@ R store::bind(const std::string& ns, const std::string& pod, const YAML::Node& b
   if (!cur.ok()) return cur;
   const object_ptr& obj = *cur.value;
   std::string uid = scalar_or_empty(child(child(binding, "metadata"), "uid"));
-  std::string node = scalar_or_empty(child(child(obj->tree, "spec"), "nodeName"));
+  std::string node = obj->field("spec.nodeName");
   api_error conflict_err{409, "Conflict", "", pod, "", "pods/binding"};
   if (!node.empty()) {
     conflict_err.message = "Operation cannot be fulfilled on pods/binding \"" + pod + "\": pod " + pod +
@@ -217,7 +224,7 @@ R store::bind(const std::string& ns, const std::string& pod, const YAML::Node& b
                            "\": Precondition failed: UID in precondition: " + uid + ", UID in object meta: " + obj->uid;
     return R::fail(conflict_err);
   }
-  YAML::Node next = clone(obj->tree);
+  YAML::Node next = obj->tree();
   next["spec"]["nodeName"] = str_node(target);
   YAML::Node ann = child(child(binding, "metadata"), "annotations");
   if (ann.IsMap())

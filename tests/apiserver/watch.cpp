@@ -45,7 +45,7 @@ public:
   }
   bool matches(const stored_object& o) const {
     if (kind->namespaced && !ns.empty() && o.ns != ns) return false;
-    return labels.matches(o.labels()) && fields.matches(o.tree);
+    return labels.matches(o.labels) && fields.matches(o);
   }
   std::string frame(const char* type, const stored_object& o) const;
 

@@ -61,14 +61,13 @@ const char* content_type(wire_format f, bool watch) {
 }
 
 const std::string& object_json(const stored_object& o) {
-  if (o.json_cache.empty()) o.json_cache = to_json(o.tree);
-  return o.json_cache;
+  return o.json;
 }
 
 const std::string& object_proto_raw(const stored_object& o) {
   if (o.proto_raw_cache.empty() && o.kind->prototype) {
     std::unique_ptr<google::protobuf::Message> m(o.kind->prototype->New());
-    (void)codec::decode_node(o.tree, *m);  // validated when stored
+    (void)codec::decode_json(o.json, *m);  // validated when stored
     m->SerializeToString(&o.proto_raw_cache);
   }
   return o.proto_raw_cache;
