@@ -1,7 +1,10 @@
 // JSON <-> tree and patches (json_tree.hpp).
 #include "tests/apiserver/json_tree.hpp"
 
+#include <charconv>
 #include <cstring>
+
+#include <simdjson.h>
 #include <vector>
 
 #include "config/yaml_guard.hpp"
@@ -59,9 +62,49 @@ bool plain_and_shallow(std::string_view text) {
   return true;
 }
 
+// Strict JSON through simdjson (several times faster than yaml-cpp's scanner), built into a tree.
+YAML::Node from_simdjson(simdjson::dom::element e) {
+  using T = simdjson::dom::element_type;
+  switch (e.type()) {
+    case T::OBJECT: {
+      YAML::Node m(YAML::NodeType::Map);
+      simdjson::dom::object obj;
+      if (e.get_object().get(obj) != simdjson::SUCCESS) return m;
+      for (auto field : obj) m[std::string(field.key)] = from_simdjson(field.value);
+      return m;
+    }
+    case T::ARRAY: {
+      YAML::Node s(YAML::NodeType::Sequence);
+      simdjson::dom::array arr;
+      if (e.get_array().get(arr) != simdjson::SUCCESS) return s;
+      for (auto v : arr) s.push_back(from_simdjson(v));
+      return s;
+    }
+    case T::STRING: return str_node(std::string(e.get_string().value_unsafe()));
+    case T::INT64: return YAML::Node(std::to_string(e.get_int64().value_unsafe()));
+    case T::UINT64: return YAML::Node(std::to_string(e.get_uint64().value_unsafe()));
+    case T::DOUBLE: {
+      char buf[64];
+      auto r = std::to_chars(buf, buf + sizeof buf, e.get_double().value_unsafe());
+      return YAML::Node(std::string(buf, r.ptr));
+    }
+    case T::BOOL: return YAML::Node(e.get_bool().value_unsafe() ? "true" : "false");
+    case T::NULL_VALUE: return YAML::Node(YAML::NodeType::Null);
+  }
+  return YAML::Node(YAML::NodeType::Null);
+}
+
 }  // namespace
 
 result<YAML::Node> parse_json_object(std::string_view text) {
+  if (text.size() <= max_object_bytes) {
+    static simdjson::dom::parser parser(max_object_bytes + simdjson::SIMDJSON_PADDING);
+    simdjson::padded_string padded(text);
+    simdjson::dom::element root;
+    if (parser.parse(padded).get(root) == simdjson::SUCCESS && root.type() == simdjson::dom::element_type::OBJECT) {
+      if (plain_and_shallow(text)) return from_simdjson(root);
+    }
+  }
   if (text.size() > max_object_bytes) return error{"the request body is larger than " + mebibytes(max_object_bytes)};
   if (!plain_and_shallow(text)) {
     auto docs = load_yaml("request body", std::string(text), yaml_input::json);

@@ -17,7 +17,10 @@
 
 namespace kas::testapi {
 
-// Parses JSON text into a tree; the root must be an object. Errors give the parser's line/column.
+// Parses JSON text into a tree; the root must be an object. Strict JSON goes through simdjson (its
+// scanner is several times faster than yaml-cpp's; one static parser, so loop thread only); other
+// text (YAML-flavoured JSON) through yaml-cpp, guarded by kas::load_yaml when deep or aliased.
+// Errors give the parser's line/column.
 result<YAML::Node> parse_json_object(std::string_view text);
 // Compact JSON of a tree (quoted scalars stay strings; plain ones that look like numbers, booleans or
 // null are written bare).

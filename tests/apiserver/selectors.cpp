@@ -154,13 +154,21 @@ result<field_selector> field_selector::parse(const std::string& text, const kind
   return sel;
 }
 
-const std::vector<std::string>& selectable_fields() {
-  static const std::vector<std::string> paths = {
-      "spec.nodeName", "status.phase", "spec.schedulerName", "spec.serviceAccountName", "status.nominatedNodeName",
-      "spec.unschedulable", "reason", "type", "source", "regarding.name", "reportingController",
-      "involvedObject.kind", "involvedObject.name", "involvedObject.namespace", "involvedObject.uid",
-      "involvedObject.apiVersion", "involvedObject.resourceVersion", "involvedObject.fieldPath"};
-  return paths;
+const std::vector<std::string>& selectable_fields(const kind_info& k) {
+  static const std::vector<std::string> pods = {"spec.nodeName", "status.phase", "spec.schedulerName",
+                                                "spec.serviceAccountName", "status.nominatedNodeName"};
+  static const std::vector<std::string> events = {
+      "reason", "type", "source", "regarding.name", "reportingController", "involvedObject.kind",
+      "involvedObject.name", "involvedObject.namespace", "involvedObject.uid", "involvedObject.apiVersion",
+      "involvedObject.resourceVersion", "involvedObject.fieldPath"};
+  static const std::vector<std::string> nodes = {"spec.unschedulable"};
+  static const std::vector<std::string> namespaces = {"status.phase"};
+  static const std::vector<std::string> none;
+  if (k.resource == "pods") return pods;
+  if (k.resource == "events") return events;
+  if (k.resource == "nodes") return nodes;
+  if (k.resource == "namespaces") return namespaces;
+  return none;
 }
 
 bool field_selector::matches(const stored_object& object) const {

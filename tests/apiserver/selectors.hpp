@@ -18,8 +18,9 @@ namespace kas::testapi {
 struct kind_info;
 struct stored_object;
 
-// Every field path a field selector may name, for some kind; the store extracts these at write time.
-const std::vector<std::string>& selectable_fields();
+// The field paths a field selector may name for kind k (besides metadata.name/namespace); the store
+// extracts these at write time.
+const std::vector<std::string>& selectable_fields(const kind_info& k);
 
 class label_selector {
 public:

@@ -123,7 +123,7 @@ R store::commit(const kind_info& k, change_type t, YAML::Node tree, object_ptr p
   if (labels.IsMap())
     for (const auto& kv : labels)
       if (kv.second.IsScalar()) obj->labels[kv.first.Scalar()] = kv.second.Scalar();
-  for (const auto& path : selectable_fields())
+  for (const auto& path : selectable_fields(k))
     if (auto v = string_at(tree, path)) obj->fields.emplace_back(path, *v);
   obj->json = to_json(tree);
   object_ptr ptr = obj;
