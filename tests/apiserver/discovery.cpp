@@ -6,6 +6,7 @@
 #include <set>
 
 #include "messages/codec.hpp"
+#include "tests/apiserver/event_views.hpp"
 #include "tests/apiserver/json_tree.hpp"
 #include "tests/apiserver/server.hpp"
 
@@ -161,11 +162,11 @@ bool server::handle_discovery(request& r) {
 
 namespace {
 
-std::string human_age(const YAML::Node& tree) {
-  auto ts = string_at(tree, "metadata.creationTimestamp");
+// Age since an RFC 3339 time (Time or MicroTime), as kubectl's duration printer writes it.
+std::string age_since(const std::optional<std::string>& ts) {
   int64_t secs = 0;
   int32_t nanos = 0;
-  if (!ts || !codec::parse_rfc3339(*ts, secs, nanos)) return "<unknown>";
+  if (!ts || ts->empty() || !codec::parse_rfc3339(*ts, secs, nanos)) return "<unknown>";
   int64_t d = static_cast<int64_t>(std::time(nullptr)) - secs;
   if (d < 0) d = 0;
   auto s = [](int64_t v) { return std::to_string(v); };
@@ -177,6 +178,8 @@ std::string human_age(const YAML::Node& tree) {
   if (d < 8 * 86400) return s(d / 86400) + "d" + (d % 86400 / 3600 ? s(d % 86400 / 3600) + "h" : "");
   return s(d / 86400) + "d";
 }
+
+std::string human_age(const YAML::Node& tree) { return age_since(string_at(tree, "metadata.creationTimestamp")); }
 
 std::string or_none(const std::optional<std::string>& v) { return v && !v->empty() ? *v : "<none>"; }
 
@@ -195,7 +198,7 @@ std::vector<column> columns_for(const kind_info& k) {
     return {{"Name", "string", 0}, {"Status", "string", 0}, {"Roles", "string", 0}, {"Age", "string", 0},
             {"Version", "string", 0}, {"Internal-IP", "string", 1}, {"External-IP", "string", 1},
             {"OS-Image", "string", 1}, {"Kernel-Version", "string", 1}, {"Container-Runtime", "string", 1}};
-  if (k.resource == "events" && k.group.empty())
+  if (k.resource == "events")
     return {{"Last Seen", "string", 0}, {"Type", "string", 0}, {"Reason", "string", 0}, {"Object", "string", 0},
             {"Message", "string", 0}};
   if (k.resource == "namespaces") return {{"Name", "string", 0}, {"Status", "string", 0}, {"Age", "string", 0}};
@@ -252,14 +255,21 @@ std::vector<std::string> event_cells(const YAML::Node& t) {
   std::string obj = string_at(t, "involvedObject.kind").value_or("");
   for (auto& c : obj) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   obj += "/" + string_at(t, "involvedObject.name").value_or("");
-  return {human_age(t), string_at(t, "type").value_or(""), string_at(t, "reason").value_or(""), obj,
+  // LAST SEEN as kube's event printer picks it: lastTimestamp, else the first time (firstTimestamp,
+  // else eventTime); a series' lastObservedTime wins.
+  auto first = string_at(t, "firstTimestamp");
+  if (!first) first = string_at(t, "eventTime");
+  auto last = string_at(t, "lastTimestamp");
+  if (!last) last = first;
+  if (auto observed = string_at(t, "series.lastObservedTime")) last = observed;
+  return {age_since(last), string_at(t, "type").value_or(""), string_at(t, "reason").value_or(""), obj,
           string_at(t, "message").value_or("")};
 }
 
 std::vector<std::string> cells_for(const kind_info& k, const YAML::Node& t) {
   if (k.resource == "pods") return pod_cells(t);
   if (k.resource == "nodes") return node_cells(t);
-  if (k.resource == "events" && k.group.empty()) return event_cells(t);
+  if (k.resource == "events") return event_cells(k.is_view() ? events_to_core(t) : t);
   if (k.resource == "namespaces")
     return {string_at(t, "metadata.name").value_or(""), string_at(t, "status.phase").value_or(""), human_age(t)};
   return {string_at(t, "metadata.name").value_or(""), human_age(t)};

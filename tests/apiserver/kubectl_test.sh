@@ -87,5 +87,46 @@ message: Successfully assigned default/web to node-a
 type: Normal
 YAML
 out=$(kubectl get events 2>&1); expect "get events" "Normal +Scheduled +pod/web +Successfully assigned" "$out"
+
+# Events posted through events.k8s.io/v1 (as the scheduler posts them) are the same resource as core
+# events: `kubectl get events` lists them, -A across namespaces, -w as they arrive.
+sched_event() {  # sched_event NAME NAMESPACE POD REASON TYPE NOTE
+  kubectl create -f - >/dev/null <<YAML
+apiVersion: events.k8s.io/v1
+kind: Event
+metadata: {name: $1, namespace: $2}
+eventTime: "$(date -u +%Y-%m-%dT%H:%M:%S.000000Z)"
+reportingController: kube-actor-scheduler
+reportingInstance: kube-actor-scheduler-0
+action: Binding
+reason: $4
+type: $5
+note: "$6"
+regarding: {kind: Pod, name: $3, namespace: $2}
+YAML
+}
+sched_event web.2 default web Scheduled Normal "Successfully assigned default/web to node-b"
+out=$(kubectl get events 2>&1)
+expect "get events (events.k8s.io)" "^LAST SEEN +TYPE +REASON +OBJECT +MESSAGE" "$out"
+expect "get events (events.k8s.io)" "^[0-9]+s +Normal +Scheduled +pod/web +Successfully assigned default/web to node-b" "$out"
+kubectl get events -A -w --request-timeout=60s >"$dir/events.out" 2>&1 &
+watch_pid=$!
+until grep -q 'node-b' "$dir/events.out" 2>/dev/null; do
+  kill -0 "$watch_pid" 2>/dev/null || break
+  read -r -t 0.1 <&"${SRV[0]}" || true
+done
+sched_event api.1 kube-system api FailedScheduling Warning "0/1 nodes are available"
+until grep -q 'FailedScheduling' "$dir/events.out" 2>/dev/null; do
+  kill -0 "$watch_pid" 2>/dev/null || break
+  read -r -t 0.1 <&"${SRV[0]}" || true
+done
+kill "$watch_pid" 2>/dev/null || true
+wait "$watch_pid" 2>/dev/null || true
+out=$(cat "$dir/events.out")
+expect "get events -A -w" "^NAMESPACE +LAST SEEN +TYPE +REASON +OBJECT +MESSAGE" "$out"
+expect "get events -A -w" "^default +[0-9]+s +Normal +Scheduled +pod/web +Successfully assigned default/web to node-b" "$out"
+expect "get events -A -w" "^kube-system +[0-9]+s +Warning +FailedScheduling +pod/api +0/1 nodes are available" "$out"
+out=$(kubectl get events.v1.events.k8s.io web.1 -o jsonpath='{.note}/{.regarding.name}')
+expect "core event through events.k8s.io" "^Successfully assigned default/web to node-a/web$" "$out"
 out=$(kubectl get pod ghost 2>&1 || true); expect "get missing pod" 'pods "ghost" not found' "$out"
 echo "PASS"

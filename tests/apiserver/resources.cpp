@@ -47,10 +47,26 @@ std::vector<kind_info> build() {
   return v;
 }
 
+// After the vector stops moving: point each kind's storage at itself, and events.k8s.io events at
+// core events.
+void link_storage(std::vector<kind_info>& v) {
+  kind_info* core_events = nullptr;
+  for (auto& k : v) {
+    k.storage = &k;
+    if (k.group.empty() && k.resource == "events") core_events = &k;
+  }
+  for (auto& k : v)
+    if (k.group == "events.k8s.io" && k.resource == "events") k.storage = core_events;
+}
+
 }  // namespace
 
 const std::vector<kind_info>& all_kinds() {
-  static const std::vector<kind_info> kinds = build();
+  static const std::vector<kind_info> kinds = [] {
+    auto v = build();
+    link_storage(v);
+    return v;
+  }();
   return kinds;
 }
 

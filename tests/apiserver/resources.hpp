@@ -24,6 +24,11 @@ struct kind_info {
   std::string singular;
   // A default instance of the generated message, or null for JSON-only kinds.
   const google::protobuf::Message* prototype = nullptr;
+  // The kind whose storage this resource shares (itself, except events.k8s.io/v1 events, which are
+  // a second view of core/v1 events, as in kube-apiserver). Set by all_kinds().
+  const kind_info* storage = this;
+
+  bool is_view() const { return storage != this; }
 
   std::string api_version() const { return group.empty() ? version : group + "/" + version; }
   // "pods", "leases.coordination.k8s.io": how Status messages name the resource.

@@ -120,7 +120,7 @@ bool field_supported(const std::string& path, const kind_info& kind) {
            path == "spec.serviceAccountName" || path == "status.nominatedNodeName";
   if (kind.resource == "events")
     return path.rfind("involvedObject.", 0) == 0 || path == "reason" || path == "type" || path == "source" ||
-           path == "regarding.name" || path == "reportingController";
+           path.rfind("regarding.", 0) == 0 || path == "reportingController" || path == "reportingComponent";
   if (kind.resource == "nodes") return path == "spec.unschedulable";
   if (kind.resource == "namespaces") return path == "status.phase";
   return false;
@@ -158,7 +158,8 @@ const std::vector<std::string>& selectable_fields(const kind_info& k) {
   static const std::vector<std::string> pods = {"spec.nodeName", "status.phase", "spec.schedulerName",
                                                 "spec.serviceAccountName", "status.nominatedNodeName"};
   static const std::vector<std::string> events = {
-      "reason", "type", "source", "regarding.name", "reportingController", "involvedObject.kind",
+      "reason", "type", "source", "reportingController", "reportingComponent", "regarding.kind", "regarding.name",
+      "regarding.namespace", "regarding.uid", "involvedObject.kind",
       "involvedObject.name", "involvedObject.namespace", "involvedObject.uid", "involvedObject.apiVersion",
       "involvedObject.resourceVersion", "involvedObject.fieldPath"};
   static const std::vector<std::string> nodes = {"spec.unschedulable"};

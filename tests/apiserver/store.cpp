@@ -8,6 +8,7 @@
 #include <ctime>
 
 #include "messages/codec.hpp"
+#include "tests/apiserver/event_views.hpp"
 #include "tests/apiserver/json_tree.hpp"
 #include "tests/apiserver/selectors.hpp"
 
@@ -94,7 +95,7 @@ bool parse_continue(const std::string& token, uint64_t& rv, std::string& start) 
 
 
 const store::object_map* store::objects_or_null(const kind_info& k) const {
-  auto it = objects_.find(&k);
+  auto it = objects_.find(k.storage);
   return it == objects_.end() ? nullptr : &it->second;
 }
 
@@ -102,7 +103,7 @@ op_result<object_ptr> store::get(const kind_info& k, const std::string& ns, cons
   const object_map* m = objects_or_null(k);
   if (m) {
     auto it = m->find(object_key(k.namespaced ? ns : "", name));
-    if (it != m->end()) return op_result<object_ptr>::good(it->second);
+    if (it != m->end()) return op_result<object_ptr>::good(view_of(it->second, k));
   }
   return op_result<object_ptr>::fail(not_found(k, name));
 }
@@ -131,7 +132,7 @@ op_result<list_result> store::list(const kind_info& k, const std::string& ns, co
   auto it = start.empty() ? m->lower_bound(prefix) : m->upper_bound(start);
   int64_t remaining = 0;
   for (; it != m->end() && it->first.compare(0, prefix.size(), prefix) == 0; ++it) {
-    const auto& obj = it->second;
+    object_ptr obj = view_of(it->second, k);
     if (!ls->matches(obj->labels) || !fs->matches(*obj)) continue;
     if (req.limit > 0 && static_cast<int64_t>(out.items.size()) >= req.limit) {
       ++remaining;
@@ -151,7 +152,7 @@ std::vector<object_ptr> store::snapshot(const kind_info& k, const std::string& n
   const object_map* m = objects_or_null(k);
   if (!m) return out;
   for (const auto& [key, obj] : *m)
-    if (!k.namespaced || ns.empty() || obj->ns == ns) out.push_back(obj);
+    if (!k.namespaced || ns.empty() || obj->ns == ns) out.push_back(view_of(obj, k));
   return out;
 }
 
@@ -164,7 +165,7 @@ op_result<std::vector<const change*>> store::changes_since(const kind_info& k, u
   auto it = std::upper_bound(ring_.begin(), ring_.end(), from_rv,
                              [](uint64_t rv, const change& c) { return rv < c.rv; });
   for (; it != ring_.end(); ++it)
-    if (it->obj->kind == &k) out.push_back(&*it);
+    if (it->obj->kind == k.storage) out.push_back(&*it);
   return R::good(std::move(out));
 }
 

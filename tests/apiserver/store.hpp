@@ -14,6 +14,10 @@
 // - Watch history: a bounded ring of changes (with the previous object, so field-selector watches
 //   can tell when an object stops matching). A watch or continue older than the ring is 410 Expired.
 // - Every change is handed to one listener (the HTTP layer fans it out to its watches).
+// - A resource that is a view of another's storage (events.k8s.io/v1 events, event_views.hpp) is
+//   stored in the storage's shape; its reads and writes are converted at this class's boundary, so
+//   every object_ptr it returns is in the shape of the kind asked for. Changes are recorded in the
+//   storage's shape (watchers convert them).
 // Deletes are immediate (there is no kubelet to finish a graceful deletion).
 #include <cstdint>
 #include <deque>
@@ -39,6 +43,8 @@ struct stored_object {
   std::vector<std::pair<std::string, std::string>> fields;  // selectable fields that are set
   // Protobuf encodings, made on first use (the server is single-threaded).
   mutable std::string proto_raw_cache, proto_body_cache;
+  // The object as the other API view of its storage shows it (event_views.hpp), made on first use.
+  mutable std::shared_ptr<const stored_object> view_cache;
   // A fresh tree of the object (parsed from json; the caller may change it).
   YAML::Node tree() const;
   // A selectable field's value ("" when unset).
@@ -127,8 +133,9 @@ public:
 
 private:
   using object_map = std::map<std::string, object_ptr>;
-  object_map& objects(const kind_info& k) { return objects_[&k]; }
+  object_map& objects(const kind_info& k) { return objects_[k.storage]; }
   const object_map* objects_or_null(const kind_info& k) const;
+  op_result<object_ptr> create_stored(const kind_info& k, const std::string& ns, const YAML::Node& body);
   op_result<object_ptr> commit(const kind_info& k, change_type t, YAML::Node tree, object_ptr prev);
   op_result<object_ptr> replace_checked(const kind_info& k, const object_ptr& cur, YAML::Node next, bool status_only);
   std::optional<api_error> check_namespace(const kind_info& k, const std::string& ns) const;

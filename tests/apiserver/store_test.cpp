@@ -263,6 +263,7 @@ TEST(Store, AcceptsRealApiserverBodiesOfEveryProtoKind) {
       if (!k && cand.resource == resource && (cand.group.empty() || cand.resource != "events")) k = &cand;
     ASSERT_NE(k, nullptr) << file;
     (*body)["metadata"].remove("resourceVersion");
+    (*body)["metadata"]["name"] = str_node(file);  // both Event fixtures are one resource's names
     auto r = s.create(*k, k->namespaced ? "namespaceValue" : "", *body);
     ASSERT_TRUE(r.ok()) << file << ": " << r.err.message;
     EXPECT_FALSE(object_proto_raw(**r.value).empty()) << file;

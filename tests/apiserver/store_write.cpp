@@ -5,6 +5,7 @@
 #include <openssl/rand.h>
 
 #include "messages/codec.hpp"
+#include "tests/apiserver/event_views.hpp"
 #include "tests/apiserver/json_tree.hpp"
 #include "tests/apiserver/selectors.hpp"
 
@@ -60,6 +61,19 @@ void apply_defaults(const kind_info& k, YAML::Node& tree) {
   }
 }
 
+// A result of the storage kind, shown as resource k.
+R as_view(const kind_info& k, R r) {
+  if (r.ok()) r.value = view_of(*r.value, k);
+  return r;
+}
+
+// What a view's body must pass before it is converted to the storage's shape.
+std::optional<api_error> check_view_body(const kind_info& k, const YAML::Node& body) {
+  if (!body.IsMap()) return bad_request("the request body is not a JSON object");
+  if (auto e = check_type_meta(k, body)) return e;
+  return validate_types(k, body);
+}
+
 }  // namespace
 
 store::store(store_options opts) : opts_(opts) {
@@ -80,6 +94,12 @@ std::optional<api_error> store::check_namespace(const kind_info& k, const std::s
 }
 
 R store::create(const kind_info& k, const std::string& ns, const YAML::Node& body) {
+  if (!k.is_view()) return create_stored(k, ns, body);
+  if (auto e = check_view_body(k, body)) return R::fail(*e);
+  return as_view(k, create_stored(*k.storage, ns, to_storage(k, body)));
+}
+
+R store::create_stored(const kind_info& k, const std::string& ns, const YAML::Node& body) {
   if (!body.IsMap()) return R::fail(bad_request("the request body is not a JSON object"));
   if (auto e = check_type_meta(k, body)) return R::fail(*e);
   YAML::Node tree = clone(body);
@@ -173,6 +193,11 @@ R store::replace_checked(const kind_info& k, const object_ptr& cur, YAML::Node n
 
 R store::update(const kind_info& k, const std::string& ns, const std::string& name, const YAML::Node& body,
                 bool status_only) {
+  if (k.is_view()) {
+    if (auto e = check_view_body(k, body)) return R::fail(*e);
+    if (auto cur = get(k, ns, name); !cur.ok()) return cur;
+    return as_view(k, update(*k.storage, ns, name, to_storage(k, body), status_only));
+  }
   if (!body.IsMap()) return R::fail(bad_request("the request body is not a JSON object"));
   if (auto e = check_type_meta(k, body)) return R::fail(*e);
   auto cur = get(k, ns, name);
@@ -183,14 +208,21 @@ R store::update(const kind_info& k, const std::string& ns, const std::string& na
 R store::patch(const kind_info& k, const std::string& ns, const std::string& name, patch_kind pk,
                const YAML::Node& p, bool status_only) {
   if (!p.IsMap()) return R::fail(bad_request("the patch is not a JSON object"));
-  auto cur = get(k, ns, name);
-  if (!cur.ok()) return cur;
-  YAML::Node base = (*cur.value)->tree();
+  const kind_info& sk = *k.storage;
+  auto cur = get(sk, ns, name);
+  if (!cur.ok()) return k.is_view() ? R::fail(not_found(k, name)) : cur;
+  YAML::Node base = to_view(k, (*cur.value)->tree());
   YAML::Node next = pk == patch_kind::merge ? merge_patch(base, p) : strategic_merge_patch(base, p);
-  return replace_checked(k, *cur.value, next, status_only);
+  if (!k.is_view()) return replace_checked(k, *cur.value, next, status_only);
+  if (auto e = check_view_body(k, next)) return R::fail(*e);
+  return as_view(k, replace_checked(sk, *cur.value, to_storage(k, next), status_only));
 }
 
 R store::remove(const kind_info& k, const std::string& ns, const std::string& name, const delete_preconditions& pre) {
+  if (k.is_view()) {
+    if (!get(k, ns, name).ok()) return R::fail(not_found(k, name));
+    return as_view(k, remove(*k.storage, ns, name, pre));
+  }
   auto cur = get(k, ns, name);
   if (!cur.ok()) return cur;
   const object_ptr& obj = *cur.value;

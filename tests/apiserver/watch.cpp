@@ -8,6 +8,7 @@
 #include <deque>
 #include <new>
 
+#include "tests/apiserver/event_views.hpp"
 #include "tests/apiserver/json_tree.hpp"
 #include "tests/apiserver/server.hpp"
 
@@ -160,14 +161,16 @@ namespace {
 // that starts matching is ADDED, one that stops matching is DELETED.
 void on_change_for(watch_stream* w, const change& c) {
   if (w->closing()) return;
-  bool now = c.type != change_type::deleted && w->matches(*c.obj);
-  bool before = c.prev && w->matches(*c.prev);
+  // Changes are recorded in the storage's shape; a watch of a view (events.k8s.io) converts them.
+  object_ptr obj = view_of(c.obj, *w->kind), prev = view_of(c.prev, *w->kind);
+  bool now = c.type != change_type::deleted && w->matches(*obj);
+  bool before = prev && w->matches(*prev);
   const char* type = nullptr;
   if (c.type == change_type::deleted) type = before ? "DELETED" : nullptr;
   else if (now) type = before ? "MODIFIED" : "ADDED";
   else if (before) type = "DELETED";
   if (!type) return;
-  w->queue(w->frame(type, *c.obj));
+  w->queue(w->frame(type, *obj));
   ++w->events;
   uint64_t every = w->srv->options().faults.watch_close_every;
   if (every > 0 && w->events >= every) {
@@ -182,7 +185,7 @@ void server::on_change(const change& c) {
   iterating_ = true;
   for (size_t i = 0; i < watches_.size(); ++i) {
     watch_stream* w = watches_[i];
-    if (!w || w->kind != c.obj->kind) continue;
+    if (!w || w->kind->storage != c.obj->kind) continue;
     on_change_for(w, c);
     w->flush();
   }
