@@ -7,6 +7,7 @@
 #include "messages/codec.hpp"
 #include "tests/apiserver/event_views.hpp"
 #include "tests/apiserver/json_tree.hpp"
+#include "tests/apiserver/pod_strategy.hpp"
 #include "tests/apiserver/selectors.hpp"
 
 namespace kas::testapi {
@@ -48,12 +49,7 @@ std::optional<api_error> check_type_meta(const kind_info& k, const YAML::Node& b
 
 void apply_defaults(const kind_info& k, YAML::Node& tree) {
   if (k.resource == "pods" && k.group.empty()) {
-    if (!child(tree, "spec").IsMap()) tree["spec"] = YAML::Node(YAML::NodeType::Map);
-    YAML::Node spec = tree["spec"];
-    if (scalar_or_empty(child(spec, "schedulerName")).empty()) spec["schedulerName"] = str_node("default-scheduler");
-    if (!child(tree, "status").IsMap()) tree["status"] = YAML::Node(YAML::NodeType::Map);
-    YAML::Node status = tree["status"];
-    if (scalar_or_empty(child(status, "phase")).empty()) status["phase"] = str_node("Pending");
+    prepare_pod_for_create(tree);
   } else if (k.resource == "namespaces") {
     if (!child(tree, "status").IsMap()) tree["status"] = YAML::Node(YAML::NodeType::Map);
     YAML::Node status = tree["status"];
