@@ -6,6 +6,9 @@
 
 #include <signal.h>
 #include <sys/wait.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <condition_variable>
@@ -304,6 +307,42 @@ TEST(TestApiserver, UpdateConflictPatchAndDelete) {
   EXPECT_EQ(del.status, 409);
   EXPECT_EQ(call(*t, req("DELETE", "/api/v1/nodes/n1")).status, 200);
   EXPECT_EQ(call(*t, req("GET", "/api/v1/nodes/n1")).status, 404);
+}
+
+// An HTTP/1.1 keep-alive client (python's http.client, curl) keeps its connection across POSTs:
+// every response carries a Content-Length instead of being framed by closing the connection.
+TEST(TestApiserver, Http1PostsKeepTheConnectionAlive) {
+  apiserver s({"--no-tls"});
+  ASSERT_EQ(s.url().rfind("http://127.0.0.1:", 0), 0u) << s.url();
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<uint16_t>(std::stoi(s.url().substr(s.url().rfind(':') + 1))));
+  inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
+  ASSERT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  for (const char* name : {"n1", "n2"}) {
+    std::string body = std::string(R"({"metadata":{"name":")") + name + "\"}}";
+    std::string msg = "POST /api/v1/nodes HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: " +
+                      std::to_string(body.size()) + "\r\n\r\n" + body;
+    ASSERT_EQ(write(fd, msg.data(), msg.size()), static_cast<ssize_t>(msg.size()));
+    std::string resp;
+    char buf[4096];
+    size_t header_end = std::string::npos, length = 0;
+    while (header_end == std::string::npos || resp.size() < header_end + 4 + length) {
+      ssize_t n = read(fd, buf, sizeof buf);
+      ASSERT_GT(n, 0) << "connection closed after: " << resp;
+      resp.append(buf, static_cast<size_t>(n));
+      header_end = resp.find("\r\n\r\n");
+      size_t cl = resp.find("Content-Length: ");
+      if (header_end != std::string::npos) {
+        ASSERT_NE(cl, std::string::npos) << resp;
+        length = std::stoul(resp.substr(cl + 16));
+      }
+    }
+    EXPECT_EQ(resp.rfind("HTTP/1.1 201", 0), 0u) << resp;
+    EXPECT_EQ(resp.find("Connection: close"), std::string::npos) << resp;
+  }
+  close(fd);
 }
 
 TEST(TestApiserver, InjectedFaultsAreCounted) {
