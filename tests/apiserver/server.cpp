@@ -211,8 +211,7 @@ void server::respond_error(h2o_req_t* req, const api_error& e, wire_format f) {
 
 bool server::roll(double percent) {
   if (percent <= 0) return false;
-  uint32_t r = 0;
-  RAND_bytes(reinterpret_cast<unsigned char*>(&r), sizeof r);
+  uint64_t r = fast_random();
   return (r % 1000000) < static_cast<uint32_t>(percent * 10000);
 }
 

@@ -196,12 +196,9 @@ void server::route_object(request& r, const kind_info& k, const std::string& ns,
 
 void server::route_binding(request& r, const std::string& ns, const std::string& name, wire_format f) {
   if (r.method != "POST") return respond_error(r.req, method_not_allowed(r.method), f);
-  auto body = body_tree(r, &k8s::core::Binding::default_instance());
+  auto body = parse_binding(r.body, is_protobuf(r.content_type));
   if (!body) return respond_error(r.req, bad_request("Binding: " + body.err().message), f);
-  const YAML::Node& b = *body;
-  std::string pod = name;
-  YAML::Node meta_name = at(at(b, "metadata"), "name");
-  if (pod.empty() && meta_name.IsScalar()) pod = meta_name.Scalar();
+  std::string pod = name.empty() ? body->name : name;
   if (pod.empty()) return respond_error(r.req, bad_request("Binding: metadata.name is required"), f);
   if (roll(options().faults.binding_409_percent)) {
     ++faults_.binding_409;

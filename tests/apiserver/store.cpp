@@ -5,6 +5,7 @@
 #include <openssl/rand.h>
 
 #include <algorithm>
+#include <cstring>
 #include <ctime>
 
 #include "messages/codec.hpp"
@@ -39,13 +40,34 @@ api_error conflict(const kind_info& k, const std::string& name, const std::strin
 
 api_error expired(const std::string& message) { return {410, "Expired", message, "", "", ""}; }
 
+uint64_t fast_random() {
+  static uint64_t s[4] = {0, 0, 0, 0};
+  static bool seeded = false;
+  if (!seeded) {
+    if (RAND_bytes(reinterpret_cast<unsigned char*>(s), sizeof s) != 1 || (s[0] | s[1] | s[2] | s[3]) == 0)
+      s[0] = static_cast<uint64_t>(std::time(nullptr)) | 1;
+    seeded = true;
+  }
+  auto rotl = [](uint64_t x, int k) { return (x << k) | (x >> (64 - k)); };
+  uint64_t result = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
+  s[2] ^= s[0];
+  s[3] ^= s[1];
+  s[1] ^= s[2];
+  s[0] ^= s[3];
+  s[2] ^= t;
+  s[3] = rotl(s[3], 45);
+  return result;
+}
+
 std::string random_uuid() {
   unsigned char b[16];
-  RAND_bytes(b, sizeof b);
+  uint64_t r[2] = {fast_random(), fast_random()};
+  std::memcpy(b, r, sizeof b);
   b[6] = static_cast<unsigned char>((b[6] & 0x0f) | 0x40);
   b[8] = static_cast<unsigned char>((b[8] & 0x3f) | 0x80);
   static const char* hex = "0123456789abcdef";
   std::string s;
+  s.reserve(36);
   for (int i = 0; i < 16; ++i) {
     if (i == 4 || i == 6 || i == 8 || i == 10) s += '-';
     s += hex[b[i] >> 4];

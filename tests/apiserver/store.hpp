@@ -25,11 +25,13 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <string_view>
 #include <string>
 #include <vector>
 
 #include <yaml-cpp/yaml.h>
 
+#include "messages/result.hpp"
 #include "tests/apiserver/resources.hpp"
 
 namespace kas::testapi {
@@ -98,6 +100,16 @@ struct delete_preconditions {
   std::optional<std::string> uid, resource_version;
 };
 
+// A core/v1 Binding body: what pods/binding uses of it.
+struct binding_request {
+  std::string name;    // metadata.name (names the pod when POSTed to the bindings collection)
+  std::string uid;     // metadata.uid: a precondition on the pod's uid when set
+  std::string target;  // target.name: the node
+  std::vector<std::pair<std::string, std::string>> annotations;  // copied onto the pod
+};
+// Reads a Binding body (JSON, or protobuf when `protobuf`) without building a tree.
+result<binding_request> parse_binding(std::string_view body, bool protobuf);
+
 struct store_options {
   size_t history = 200000;  // changes kept for watches
 };
@@ -117,7 +129,8 @@ public:
   op_result<object_ptr> remove(const kind_info& k, const std::string& ns, const std::string& name,
                                const delete_preconditions& pre);
   // POST pods/{name}/binding with a core/v1 Binding body.
-  op_result<object_ptr> bind(const std::string& ns, const std::string& pod, const YAML::Node& binding);
+  // The stored pod's JSON is edited in place of a tree (json_edit.hpp).
+  op_result<object_ptr> bind(const std::string& ns, const std::string& pod, const binding_request& binding);
 
   // Changes of kind k after `from_rv`, or 410 when they are no longer all in the ring.
   op_result<std::vector<const change*>> changes_since(const kind_info& k, uint64_t from_rv) const;
@@ -137,6 +150,10 @@ private:
   const object_map* objects_or_null(const kind_info& k) const;
   op_result<object_ptr> create_stored(const kind_info& k, const std::string& ns, const YAML::Node& body);
   op_result<object_ptr> commit(const kind_info& k, change_type t, YAML::Node tree, object_ptr prev);
+  // Commits new JSON text of `prev` (same name, uid and labels; selectable fields given) as
+  // resourceVersion `rv`, which must be the next one.
+  op_result<object_ptr> commit_json(std::string json, uint64_t rv, const object_ptr& prev,
+                                    std::vector<std::pair<std::string, std::string>> fields);
   op_result<object_ptr> replace_checked(const kind_info& k, const object_ptr& cur, YAML::Node next, bool status_only);
   std::optional<api_error> check_namespace(const kind_info& k, const std::string& ns) const;
   void record(change c);
@@ -155,6 +172,9 @@ api_error not_found(const kind_info& k, const std::string& name);
 api_error bad_request(const std::string& message);
 api_error conflict(const kind_info& k, const std::string& name, const std::string& why);
 api_error expired(const std::string& message);
+// A fast PRNG (xoshiro256**, seeded once from OpenSSL): uids and generated names only need to be
+// unique in a test fixture, and RAND_bytes per uid cost more than the rest of a create.
+uint64_t fast_random();
 std::string random_uuid();
 std::string now_rfc3339();
 

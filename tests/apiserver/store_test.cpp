@@ -98,15 +98,15 @@ TEST(Store, FieldSelectorsAndBinding) {
   store s;
   s.create(pods(), "default", pod_body("a"));
   s.create(pods(), "default", pod_body("b"));
-  auto bound = s.bind("default", "a", json(R"({"metadata":{"name":"a"},"target":{"kind":"Node","name":"n1"}})"));
+  auto bound = s.bind("default", "a", *parse_binding(R"({"metadata":{"name":"a"},"target":{"kind":"Node","name":"n1"}})", false));
   ASSERT_TRUE(bound.ok()) << bound.err.message;
   EXPECT_EQ(string_at((*bound.value)->tree(), "spec.nodeName"), "n1");
   EXPECT_NE(object_json(**bound.value).find(R"({"type":"PodScheduled","status":"True")"), std::string::npos);
-  auto again = s.bind("default", "a", json(R"({"target":{"name":"n2"}})"));
+  auto again = s.bind("default", "a", *parse_binding(R"({"target":{"name":"n2"}})", false));
   EXPECT_EQ(again.err.code, 409);
   EXPECT_EQ(again.err.message,
             "Operation cannot be fulfilled on pods/binding \"a\": pod a is already assigned to node \"n1\"");
-  EXPECT_EQ(s.bind("default", "ghost", json(R"({"target":{"name":"n2"}})")).err.code, 404);
+  EXPECT_EQ(s.bind("default", "ghost", *parse_binding(R"({"target":{"name":"n2"}})", false)).err.code, 404);
   list_request req;
   req.field_selector = "spec.nodeName=";
   EXPECT_EQ(s.list(pods(), "default", req).value->items.size(), 1u);

@@ -2,8 +2,6 @@
 // stamps the resourceVersion and records the change for watches.
 #include "tests/apiserver/store.hpp"
 
-#include <openssl/rand.h>
-
 #include "messages/codec.hpp"
 #include "tests/apiserver/event_views.hpp"
 #include "tests/apiserver/json_tree.hpp"
@@ -22,10 +20,9 @@ std::string scalar_or_empty(const YAML::Node& n) { return n.IsDefined() && n.IsS
 
 std::string generated_suffix() {
   static const char alphabet[] = "bcdfghjklmnpqrstvwxz2456789";
-  unsigned char b[5];
-  RAND_bytes(b, sizeof b);
+  uint64_t r = fast_random();
   std::string s;
-  for (unsigned char c : b) s += alphabet[c % (sizeof alphabet - 1)];
+  for (int i = 0; i < 5; ++i, r >>= 8) s += alphabet[(r & 0xff) % (sizeof alphabet - 1)];
   return s;
 }
 
@@ -229,48 +226,6 @@ R store::remove(const kind_info& k, const std::string& ns, const std::string& na
     return R::fail(conflict(k, name, "Precondition failed: ResourceVersion in precondition: " + *pre.resource_version +
                                          ", ResourceVersion in object meta: " + std::to_string(obj->rv)));
   return commit(k, change_type::deleted, obj->tree(), obj);
-}
-
-R store::bind(const std::string& ns, const std::string& pod, const YAML::Node& binding) {
-  static const kind_info* pods = find_kind("", "v1", "pods");
-  std::string target = scalar_or_empty(child(child(binding, "target"), "name"));
-  if (target.empty())
-    return R::fail({422, "Invalid", "Binding.core \"" + pod + "\" is invalid: target.name: Required value", pod, "", "Binding"});
-  auto cur = get(*pods, ns, pod);
-  if (!cur.ok()) return cur;
-  const object_ptr& obj = *cur.value;
-  std::string uid = scalar_or_empty(child(child(binding, "metadata"), "uid"));
-  std::string node = obj->field("spec.nodeName");
-  api_error conflict_err{409, "Conflict", "", pod, "", "pods/binding"};
-  if (!node.empty()) {
-    conflict_err.message = "Operation cannot be fulfilled on pods/binding \"" + pod + "\": pod " + pod +
-                           " is already assigned to node \"" + node + "\"";
-    return R::fail(conflict_err);
-  }
-  if (!uid.empty() && uid != obj->uid) {
-    conflict_err.message = "Operation cannot be fulfilled on pods/binding \"" + pod +
-                           "\": Precondition failed: UID in precondition: " + uid + ", UID in object meta: " + obj->uid;
-    return R::fail(conflict_err);
-  }
-  YAML::Node next = obj->tree();
-  next["spec"]["nodeName"] = str_node(target);
-  YAML::Node ann = child(child(binding, "metadata"), "annotations");
-  if (ann.IsMap())
-    for (const auto& kv : ann) next["metadata"]["annotations"][kv.first.Scalar()] = clone(kv.second);
-  if (!at(next, "status").IsMap()) next["status"] = YAML::Node(YAML::NodeType::Map);
-  YAML::Node conds = at(at(next, "status"), "conditions");
-  YAML::Node cond(YAML::NodeType::Map);
-  cond["type"] = str_node("PodScheduled");
-  cond["status"] = str_node("True");
-  cond["lastProbeTime"] = YAML::Node(YAML::NodeType::Null);
-  cond["lastTransitionTime"] = str_node(now_rfc3339());
-  YAML::Node out(YAML::NodeType::Sequence);
-  if (conds.IsSequence())
-    for (const auto& c : conds)
-      if (scalar_or_empty(child(c, "type")) != "PodScheduled") out.push_back(c);
-  out.push_back(cond);
-  next["status"]["conditions"] = out;
-  return commit(*pods, change_type::modified, next, obj);
 }
 
 }  // namespace kas::testapi
