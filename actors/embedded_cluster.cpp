@@ -9,6 +9,7 @@
 #include <unordered_set>
 
 #include "actors/cluster_store.hpp"
+#include "actors/watch_fanout.hpp"
 #include "observability/actor_probe.hpp"
 #include "spdlog/spdlog.h"
 
@@ -59,88 +60,32 @@ watcher_actor::behavior_type node_agent(agent_self self, cluster_actor cluster, 
   };
 }
 
-// One watcher: the changes it has not received yet, and how many it received and has not credited.
-struct watcher_slot {
-  watcher_actor handle;
-  change_coalescer pending;
-  uint64_t in_flight = 0;
-};
-
 struct cluster_state {
   cluster_store store;
-  // Watchers by address: a credit message names its watcher by its sender.
-  std::unordered_map<caf::actor_addr, watcher_slot> watchers;
-  size_t window = 512, batch = 256, fold_after = 32768;
+  std::unique_ptr<watch_fanout> watchers;
   std::unique_ptr<obs::actor_probe> probe;
   static inline const char* name = "embedded_cluster";
 };
 
 using cluster_self = cluster_actor::stateful_pointer<cluster_state>;
 
-cluster_change_batch_ptr make_batch(cluster_self self, std::vector<cluster_change_ptr> changes) {
-  auto b = std::make_shared<cluster_change_batch>();
-  b->changes = std::move(changes);
-  b->ack_every = std::max<uint64_t>(1, self->state.window / 4);
-  return b;
-}
-
-// Sends batches while the watcher has credit.
-void pump(cluster_self self, watcher_slot& w) {
-  auto& st = self->state;
-  while (w.in_flight < st.window && !w.pending.empty()) {
-    auto b = make_batch(self, w.pending.take(std::min<uint64_t>(st.batch, st.window - w.in_flight)));
-    w.in_flight += b->changes.size();
-    self->send(w.handle, event_atom::value, std::move(b));
-  }
-}
-
-// The sender of the current message applied n more changes.
-void credited(cluster_self self, uint64_t n) {
-  auto it = self->state.watchers.find(caf::actor_cast<caf::actor_addr>(self->current_sender()));
-  if (it == self->state.watchers.end()) return;
-  auto& w = it->second;
-  w.in_flight -= std::min(n, w.in_flight);
-  pump(self, w);
-}
-
 // A watcher went down: its watch ends and it gets nothing more. A core watcher's death is the
 // supervisor's to report; this says which watch ended and why.
 void watcher_down(cluster_self self, const caf::down_msg& dm) {
-  if (self->state.watchers.erase(dm.source))
+  if (self->state.watchers->remove(dm.source))
     spdlog::warn("embedded_cluster: a watch ended: {}", self->system().render(dm.reason));
 }
 
-// Queues changes for every watcher, then sends what credit allows.
-void route(cluster_self self, const std::vector<cluster_change_ptr>& changes) {
-  if (changes.empty()) return;
-  auto& st = self->state;
-  cluster_change_batch_ptr shared;
-  for (auto& [addr, w] : st.watchers) {
-    // A watcher that keeps up (credit left, nothing waiting) gets the changes as they are, in one
-    // batch object shared by every such watcher: nothing to fold them into, nothing to copy.
-    if (w.pending.empty() && w.in_flight + changes.size() <= st.window && changes.size() <= st.batch) {
-      if (!shared) shared = make_batch(self, changes);
-      w.in_flight += changes.size();
-      self->send(w.handle, event_atom::value, shared);
-      continue;
-    }
-    for (auto& ch : changes) w.pending.push(ch);
-    pump(self, w);
-  }
-}
-
 void add_watcher(cluster_self self, watcher_actor w, std::vector<cluster_change_ptr> initial) {
-  auto& st = self->state;
-  auto addr = w.address();
-  if (st.watchers.count(addr)) {
+  auto handle = w;
+  if (!self->state.watchers->add(std::move(w), std::move(initial))) {
     spdlog::warn("embedded_cluster: an actor asked to watch twice; the second watch is ignored");
     return;
   }
-  self->monitor(w);
-  auto& slot = st.watchers.emplace(addr, watcher_slot{std::move(w), change_coalescer(st.fold_after), 0}).first->second;
-  for (auto& ch : initial) slot.pending.push(std::move(ch));
-  pump(self, slot);
+  self->monitor(handle);
 }
+
+void route(cluster_self self, const std::vector<cluster_change_ptr>& changes) { self->state.watchers->route(changes); }
 
 // Routes an operation's changes and answers with its status.
 fw::status finish(cluster_self self, cluster_store::outcome out) {
@@ -156,7 +101,10 @@ cluster_actor::behavior_type cluster_behavior(cluster_self self) {
       auto probe_scope = begin();
       add_watcher(self, std::move(w), store->list());
     },
-    [=](credit_atom, uint64_t n) { auto probe_scope = begin(); credited(self, n); },
+    [=](credit_atom, uint64_t n) {
+      auto probe_scope = begin();
+      self->state.watchers->credited(caf::actor_cast<caf::actor_addr>(self->current_sender()), n);
+    },
     [=](create_atom, node_info_ptr n) { auto probe_scope = begin(); finish(self, store->put_node(std::move(n))); },
     [=](create_atom, pod_info_ptr p) { auto probe_scope = begin(); finish(self, store->create_pod(std::move(p))); },
     [=](create_atom, cluster_objects_ptr o) { auto probe_scope = begin(); finish(self, store->set_objects(std::move(o))); },
@@ -189,6 +137,7 @@ cluster_actor::behavior_type cluster_behavior(cluster_self self) {
     [=](list_atom, const cluster_event_record&) { auto probe_scope = begin(); return store->events(); },
     [=](stats_atom) { auto probe_scope = begin(); return store->stats(); },
     [=](list_atom) { auto probe_scope = begin(); return store->pods(); },
+    [=](run_atom, const source_task& t) { auto probe_scope = begin(); t.fn(); },
   };
 }
 
@@ -202,9 +151,9 @@ cluster_actor spawn_embedded_cluster(caf::actor_system& sys, const cluster_optio
   size_t fold_after = opts.watch_fold_after;
   return sys.spawn([shards, metrics, window, batch, fold_after](cluster_self self) -> cluster_actor::behavior_type {
     self->state.probe = std::make_unique<obs::actor_probe>(*metrics, "embedded_cluster");
-    self->state.window = window;
-    self->state.batch = batch;
-    self->state.fold_after = fold_after;
+    self->state.watchers = std::make_unique<watch_fanout>(
+      fanout_options{window, batch, fold_after},
+      [self](const watcher_actor& w, cluster_change_batch_ptr b) { self->send(w, event_atom::value, std::move(b)); });
     self->set_down_handler([self](const caf::down_msg& dm) {
       auto probe_scope = self->state.probe->begin_handler(self);
       watcher_down(self, dm);

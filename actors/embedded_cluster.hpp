@@ -60,7 +60,9 @@ using cluster_actor = caf::typed_actor<
   // Every stored pod, in no particular order (read-only; tests check invariants on it).
   caf::replies_to<list_atom>::with<std::vector<pod_info_ptr>>,
   // Every stored Event, in creation order (an aggregated Event sits where it was first created).
-  caf::replies_to<list_atom, cluster_event_record>::with<std::vector<cluster_event_record>>>;
+  caf::replies_to<list_atom, cluster_event_record>::with<std::vector<cluster_event_record>>,
+  // Run a continuation the source posted to itself (the API source's completed requests).
+  caf::reacts_to<run_atom, source_task>>;
 
 struct cluster_options {
   size_t node_agents = 2;  // simulated kubelet actors (each serves a shard of the nodes)

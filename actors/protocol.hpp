@@ -57,6 +57,7 @@ using evict_atom = caf::atom_constant<caf::atom("evict")>;
 using nominate_atom = caf::atom_constant<caf::atom("nominate")>;
 using delpod_atom = caf::atom_constant<caf::atom("delpod")>;
 using credit_atom = caf::atom_constant<caf::atom("credit")>;
+using run_atom = caf::atom_constant<caf::atom("run")>;
 
 // --- cluster events ------------------------------------------------------------------------------
 
@@ -103,11 +104,18 @@ struct cluster_event_record {
   std::chrono::system_clock::time_point first_timestamp{}, last_timestamp{};
 };
 
+// A continuation a cluster source posts to itself: the API source's I/O thread completes requests
+// and hands the result back to the actor this way, so only the actor touches its state.
+struct source_task {
+  std::function<void()> fn;
+};
+
 // Counters the cluster exposes to `simulate` and tests.
 struct cluster_stats {
   size_t nodes = 0, pods = 0, bound = 0, running = 0, events = 0;
   uint64_t resource_version = 0;
   size_t bind_conflicts = 0;
+  size_t writes_in_flight = 0;  // the API source: requests sent or waiting, not yet answered
 };
 
 // --- scheduling pipeline ---------------------------------------------------------------------------
@@ -269,6 +277,7 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kas::fw::status)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kas::cluster_event_record)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kas::pod_condition)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kas::cluster_stats)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kas::source_task)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kas::cluster_change_ptr)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kas::cluster_change_batch_ptr)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kas::queued_pod_ptr)
