@@ -190,11 +190,13 @@ status_or_error decode_client_connection(decoder& d, const YAML::Node& n, client
   if (auto v = n["qps"]) {
     KAS_TRY(q, d.number(v, path + ".qps"));
     out.qps = *q;
+    out.qps_set = true;
   }
   if (auto v = n["burst"]) {
     KAS_TRY(b, d.integer<int32_t>(v, path + ".burst"));
     if (*b < 0) return error{path + ".burst: Invalid value: " + std::to_string(*b) + ": must be non-negative"};
     out.burst = *b;
+    out.burst_set = true;
   }
   return ok_t{};
 }

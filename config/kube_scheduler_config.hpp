@@ -86,6 +86,9 @@ struct client_connection_config {
   std::string kubeconfig, accept_content_types, content_type = "application/vnd.kubernetes.protobuf";
   double qps = 50;
   int32_t burst = 100;
+  // Whether the file set them: `run` applies qps/burst only then (kube's 50 QPS would cap binding
+  // at 50 pods/s; unset means unlimited here, see README).
+  bool qps_set = false, burst_set = false;
 };
 
 struct kube_scheduler_configuration {

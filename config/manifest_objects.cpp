@@ -145,6 +145,13 @@ int32_t computed_disruptions_allowed(const k8s::policy::PodDisruptionBudgetSpec&
   return static_cast<int32_t>(allowed);
 }
 
+void add_implicit_namespace(cluster_objects& objs, const std::string& ns) {
+  if (ns.empty() || objs.namespace_labels.count(ns)) return;
+  objs.namespace_labels.emplace(ns, label_map(std::vector<label_map::entry>{{label_namespace_name, ns}}));
+}
+
+}  // namespace
+
 result<disruption_budget> compile_pdb(const k8s::policy::PodDisruptionBudget& pdb,
                                       const std::vector<pod_info_ptr>& pods) {
   disruption_budget b;
@@ -164,13 +171,6 @@ result<disruption_budget> compile_pdb(const k8s::policy::PodDisruptionBudget& pd
   }
   return b;
 }
-
-void add_implicit_namespace(cluster_objects& objs, const std::string& ns) {
-  if (ns.empty() || objs.namespace_labels.count(ns)) return;
-  objs.namespace_labels.emplace(ns, label_map(std::vector<label_map::entry>{{label_namespace_name, ns}}));
-}
-
-}  // namespace
 
 result<label_selector> decode_workload_selector(const YAML::Node& object, const std::string& kind) {
   auto spec = child_map(object, "spec", "spec");

@@ -8,6 +8,7 @@
 
 #include "cache/cluster_objects.hpp"
 #include "cache/pod_info.hpp"
+#include "messages/k8s/policy.pb.h"
 #include "config/yaml_guard.hpp"
 #include "messages/result.hpp"
 
@@ -24,6 +25,11 @@ result<std::vector<yaml_document>> read_manifest_documents(const std::string& fi
 // its template's labels, as apiserver defaulting does) or a ReplicaSet / StatefulSet (apps/v1
 // spec.selector LabelSelector, required and non-empty). Errors name the field path.
 result<label_selector> decode_workload_selector(const YAML::Node& object, const std::string& kind);
+
+// One PodDisruptionBudget: its selector and disruptionsAllowed (status.disruptionsAllowed, or when the
+// object has no status, what the disruption controller would compute from `pods`). Errors name the
+// field path.
+result<disruption_budget> compile_pdb(const k8s::policy::PodDisruptionBudget& pdb, const std::vector<pod_info_ptr>& pods);
 
 // Namespace labels, workload selectors and PodDisruptionBudgets. `pods` are the compiled,
 // non-terminal pods (bound and pending); PDBs without a status get the disruptionsAllowed the

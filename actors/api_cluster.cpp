@@ -1,0 +1,581 @@
+// See api_cluster.hpp. Reads (reflectors -> cluster_changes -> watchers) are in this file's first
+// half; writes (the cluster_actor requests -> HTTP) in the second.
+#include "actors/api_cluster.hpp"
+
+#include <deque>
+#include <unordered_map>
+
+#include <google/protobuf/util/message_differencer.h>
+#include <spdlog/spdlog.h>
+
+#include "actors/watch_fanout.hpp"
+#include "client/api_requests.hpp"
+#include "client/reflector.hpp"
+#include "config/manifest_objects.hpp"
+#include "messages/codec.hpp"
+#include "messages/k8s/core.pb.h"
+#include "messages/k8s/policy.pb.h"
+#include "observability/actor_probe.hpp"
+
+namespace kas {
+
+namespace {
+
+// Posts closures to the actor through its mailbox; callable from any thread (the transport's I/O
+// thread). Holds the actor weakly: once it is gone, posts are dropped.
+class mailbox_executor final : public api::executor {
+public:
+  explicit mailbox_executor(caf::weak_actor_ptr self) : self_(std::move(self)) {}
+  void post(std::function<void()> fn) override {
+    if (auto h = caf::actor_cast<cluster_actor>(self_.lock())) caf::anon_send(h, run_atom::value, source_task{std::move(fn)});
+  }
+  void post_after(std::chrono::milliseconds delay, std::function<void()> fn) override {
+    if (auto h = caf::actor_cast<cluster_actor>(self_.lock()))
+      caf::delayed_anon_send(h, delay, run_atom::value, source_task{std::move(fn)});
+  }
+
+private:
+  caf::weak_actor_ptr self_;
+};
+
+// A write waiting for a slot.
+struct queued_write {
+  api::http_request req;
+  std::function<void(api::http_response)> done;
+};
+
+struct api_state {
+  api_cluster_options opts;
+  // Declared in this order so the reflectors go first, then the transport (which completes what is
+  // in flight through the executor), then the executor.
+  std::unique_ptr<mailbox_executor> exec;
+  std::unique_ptr<api::http_transport> transport;
+  std::vector<std::unique_ptr<api::reflector>> reflectors;
+  std::unique_ptr<watch_fanout> watchers;
+  // The informers' view, compiled.
+  std::unordered_map<std::string, node_info_ptr> nodes;  // by name
+  std::unordered_map<std::string, pod_info_ptr> pods;    // by uid
+  std::unordered_map<std::string, std::string> uid_by_key;  // namespace/name -> uid
+  std::map<std::string, std::shared_ptr<const k8s::core::Namespace>> namespaces;  // by name
+  std::map<std::string, std::shared_ptr<const k8s::policy::PodDisruptionBudget>> pdbs;  // by ns/name
+  cluster_objects_ptr objects = std::make_shared<const cluster_objects>();
+  bool synced = false;
+  uint64_t resource_version = 0;
+  // Writes.
+  size_t writes_in_flight = 0;
+  std::deque<queued_write> writes_waiting;
+  std::vector<cluster_event_record> events;  // recorded, as sent
+  event_correlator correlator;
+  std::unordered_map<size_t, std::string> event_names;  // stored index -> Event name
+  size_t bound = 0, bind_conflicts = 0;
+  std::unique_ptr<obs::actor_probe> probe;
+  static inline const char* name = "api_cluster";
+};
+
+using api_self = cluster_actor::stateful_pointer<api_state>;
+
+uint64_t parse_rv(const std::string& rv) {
+  uint64_t v = 0;
+  for (char c : rv) {
+    if (c < '0' || c > '9') return 0;
+    v = v * 10 + static_cast<uint64_t>(c - '0');
+  }
+  return v;
+}
+
+cluster_change_ptr make_change(api_self self, cluster_change ch, const std::string& rv) {
+  if (uint64_t v = parse_rv(rv); v > self->state.resource_version) self->state.resource_version = v;
+  ch.resource_version = self->state.resource_version;
+  return std::make_shared<const cluster_change>(std::move(ch));
+}
+
+// kube's queue ignores pod updates that change only status.conditions (and metadata bookkeeping).
+bool only_conditions_changed(const k8s::core::Pod& a, const k8s::core::Pod& b) {
+  k8s::core::Pod x = a, y = b;
+  for (auto* p : {&x, &y}) {
+    p->mutable_metadata()->clear_resource_version();
+    p->mutable_metadata()->clear_generation();
+    p->mutable_status()->clear_conditions();
+  }
+  return google::protobuf::util::MessageDifferencer::Equals(x, y);
+}
+
+void on_pod_delta(api_self self, const api::delta& d, std::vector<cluster_change_ptr>& out) {
+  auto& st = self->state;
+  auto obj = std::static_pointer_cast<const k8s::core::Pod>(d.object);
+  const auto& meta = obj->metadata();
+  if (d.type == api::delta_type::deleted) {
+    auto it = st.pods.find(meta.uid());
+    if (it == st.pods.end()) return;
+    cluster_change ch;
+    ch.type = cluster_event_type::pod_delete;
+    ch.old_pod = it->second;
+    st.uid_by_key.erase(it->second->key());
+    st.pods.erase(it);
+    out.push_back(make_change(self, std::move(ch), meta.resource_version()));
+    return;
+  }
+  auto compiled = compile_pod(obj);
+  if (!compiled) {
+    // Never silent: the pod stays out of the cache, and says why, every time it changes.
+    spdlog::error("api_cluster: pod {}/{} cannot be scheduled or counted: {}", meta.namespace_(), meta.name(),
+                  compiled.err().message);
+    return;
+  }
+  cluster_change ch;
+  auto& slot = st.pods[meta.uid()];
+  ch.type = slot ? cluster_event_type::pod_update : cluster_event_type::pod_add;
+  ch.old_pod = slot;
+  ch.new_pod = *compiled;
+  if (slot && slot->pod) ch.conditions_only = only_conditions_changed(*slot->pod, *obj);
+  slot = *compiled;
+  st.uid_by_key[slot->key()] = meta.uid();
+  out.push_back(make_change(self, std::move(ch), meta.resource_version()));
+}
+
+void on_node_delta(api_self self, const api::delta& d, std::vector<cluster_change_ptr>& out) {
+  auto& st = self->state;
+  auto obj = std::static_pointer_cast<const k8s::core::Node>(d.object);
+  const auto& meta = obj->metadata();
+  cluster_change ch;
+  if (d.type == api::delta_type::deleted) {
+    auto it = st.nodes.find(meta.name());
+    if (it == st.nodes.end()) return;
+    ch.type = cluster_event_type::node_delete;
+    ch.old_node = it->second;
+    st.nodes.erase(it);
+    out.push_back(make_change(self, std::move(ch), meta.resource_version()));
+    return;
+  }
+  auto compiled = compile_node(obj);
+  if (!compiled) {
+    spdlog::error("api_cluster: node {} is left out of the cache: {}", meta.name(), compiled.err().message);
+    return;
+  }
+  auto& slot = st.nodes[meta.name()];
+  ch.type = slot ? cluster_event_type::node_update : cluster_event_type::node_add;
+  ch.old_node = slot;
+  ch.new_node = *compiled;
+  slot = *compiled;
+  out.push_back(make_change(self, std::move(ch), meta.resource_version()));
+}
+
+// Namespaces and PDBs are folded into one cluster_objects, published whole on every change.
+void rebuild_objects(api_self self, std::vector<cluster_change_ptr>& out, const std::string& rv) {
+  auto& st = self->state;
+  auto objs = std::make_shared<cluster_objects>();
+  for (auto& [name, ns] : st.namespaces) {
+    std::vector<label_map::entry> labels;
+    for (auto& [k, v] : ns->metadata().labels()) labels.push_back({k, v});
+    objs->namespace_labels.emplace(name, label_map(std::move(labels)));
+  }
+  std::vector<pod_info_ptr> pods;
+  for (auto& [uid, p] : st.pods) pods.push_back(p);
+  for (auto& [key, pdb] : st.pdbs) {
+    auto b = compile_pdb(*pdb, pods);
+    if (!b) {
+      spdlog::error("api_cluster: PodDisruptionBudget {} is ignored: {}", key, b.err().message);
+      continue;
+    }
+    objs->pdbs.push_back(std::move(*b));
+  }
+  st.objects = objs;
+  cluster_change ch;
+  ch.type = cluster_event_type::objects;
+  ch.objects = st.objects;
+  out.push_back(make_change(self, std::move(ch), rv));
+}
+
+template <class T>
+void on_object_delta(api_self self, std::map<std::string, std::shared_ptr<const T>>& store, const api::delta& d,
+                     std::vector<cluster_change_ptr>& out) {
+  auto obj = std::static_pointer_cast<const T>(d.object);
+  const auto& meta = obj->metadata();
+  std::string key = meta.namespace_().empty() ? meta.name() : meta.namespace_() + "/" + meta.name();
+  if (d.type == api::delta_type::deleted) store.erase(key);
+  else store[key] = obj;
+  rebuild_objects(self, out, meta.resource_version());
+}
+
+// Every reflector has listed once: the watchers get `synced` (an informer's HasSynced).
+void check_synced(api_self self, std::vector<cluster_change_ptr>& out) {
+  auto& st = self->state;
+  if (st.synced) return;
+  for (auto& r : st.reflectors)
+    if (!r->synced()) return;
+  st.synced = true;
+  cluster_change ch;
+  ch.type = cluster_event_type::synced;
+  out.push_back(make_change(self, std::move(ch), ""));
+  spdlog::info("api_cluster: informers synced ({} nodes, {} pods)", st.nodes.size(), st.pods.size());
+}
+
+using delta_handler = void (*)(api_self, const api::delta&, std::vector<cluster_change_ptr>&);
+
+void add_reflector(api_self self, api::resource_ref ref, delta_handler handle) {
+  auto& st = self->state;
+  api::reflector_options ro;
+  ro.enc = st.opts.encoding;
+  ro.page_size = st.opts.page_size;
+  auto kind = ref.kind;
+  auto sink = [self, handle](std::vector<api::delta> deltas) {
+    std::vector<cluster_change_ptr> out;
+    for (auto& d : deltas)
+      if (d.type != api::delta_type::synced) handle(self, d, out);
+    check_synced(self, out);
+    self->state.watchers->route(out);
+  };
+  auto on_error = [kind](const std::string& msg) { spdlog::warn("api_cluster: {} informer: {}", kind, msg); };
+  st.reflectors.push_back(
+    std::make_unique<api::reflector>(*st.transport, std::move(ref), ro, *st.exec, std::move(sink), std::move(on_error)));
+}
+
+void start_informers(api_self self) {
+  auto& st = self->state;
+  add_reflector(self,
+                {"/api/v1/nodes", "Node", &k8s::core::Node::default_instance(),
+                 &k8s::core::NodeList::default_instance(), "", ""},
+                on_node_delta);
+  add_reflector(self,
+                {"/api/v1/namespaces", "Namespace", &k8s::core::Namespace::default_instance(),
+                 &k8s::core::NamespaceList::default_instance(), "", ""},
+                [](api_self s, const api::delta& d, std::vector<cluster_change_ptr>& out) {
+                  on_object_delta(s, s->state.namespaces, d, out);
+                });
+  add_reflector(self,
+                {"/apis/policy/v1/poddisruptionbudgets", "PodDisruptionBudget",
+                 &k8s::policy::PodDisruptionBudget::default_instance(),
+                 &k8s::policy::PodDisruptionBudgetList::default_instance(), "", ""},
+                [](api_self s, const api::delta& d, std::vector<cluster_change_ptr>& out) {
+                  on_object_delta(s, s->state.pdbs, d, out);
+                });
+  // Pods last: by the time they list, their nodes are usually known.
+  add_reflector(self,
+                {"/api/v1/pods", "Pod", &k8s::core::Pod::default_instance(), &k8s::core::PodList::default_instance(),
+                 st.opts.pod_field_selector, ""},
+                on_pod_delta);
+  for (auto& r : st.reflectors) r->start();
+}
+
+// The current state for a new watcher: objects, nodes, pods, then `synced` once it holds.
+std::vector<cluster_change_ptr> current_state(api_self self) {
+  auto& st = self->state;
+  std::vector<cluster_change_ptr> out;
+  auto add = [&](cluster_change ch) {
+    ch.resource_version = st.resource_version;
+    out.push_back(std::make_shared<const cluster_change>(std::move(ch)));
+  };
+  cluster_change objs;
+  objs.type = cluster_event_type::objects;
+  objs.objects = st.objects;
+  add(std::move(objs));
+  for (auto& [name, n] : st.nodes) {
+    cluster_change ch;
+    ch.type = cluster_event_type::node_add;
+    ch.new_node = n;
+    add(std::move(ch));
+  }
+  for (auto& [uid, p] : st.pods) {
+    cluster_change ch;
+    ch.type = cluster_event_type::pod_add;
+    ch.new_pod = p;
+    add(std::move(ch));
+  }
+  if (st.synced) {
+    cluster_change ch;
+    ch.type = cluster_event_type::synced;
+    add(std::move(ch));
+  }
+  return out;
+}
+
+// --- writes ----------------------------------------------------------------------------------------
+
+// Sends a request now, or queues it while max_writes_in_flight are out. `done` runs in the actor.
+void write(api_self self, api::http_request req, std::function<void(api::http_response)> done) {
+  auto& st = self->state;
+  if (st.writes_in_flight >= st.opts.max_writes_in_flight) {
+    st.writes_waiting.push_back({std::move(req), std::move(done)});
+    return;
+  }
+  ++st.writes_in_flight;
+  if (req.timeout.count() == 0) req.timeout = std::chrono::seconds(30);
+  api::http_callbacks cb;
+  auto* exec = st.exec.get();
+  cb.on_done = [exec, self, done = std::move(done)](api::http_response r) mutable {
+    exec->post([self, done = std::move(done), r = std::move(r)]() mutable {
+      auto& st = self->state;
+      --st.writes_in_flight;
+      done(std::move(r));
+      while (st.writes_in_flight < st.opts.max_writes_in_flight && !st.writes_waiting.empty()) {
+        auto next = std::move(st.writes_waiting.front());
+        st.writes_waiting.pop_front();
+        write(self, std::move(next.req), std::move(next.done));
+      }
+    });
+  };
+  st.transport->start(std::move(req), std::move(cb));
+}
+
+api::object_ref ref_of(const pod_info& p) { return {p.ns, p.name, p.uid}; }
+
+std::string now_rfc3339(int digits) {
+  auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  return codec::format_rfc3339(ns / 1000000000, static_cast<int32_t>(ns % 1000000000), digits);
+}
+
+// The reply of a write that answers its requester: ok on 2xx, else the apiserver's Status text.
+fw::status status_of(const api::http_response& r) {
+  return r.ok() ? fw::status::ok() : fw::status::error(api::describe_failure(r));
+}
+
+using status_promise = caf::typed_response_promise<fw::status>;
+
+// A pod by uid, or by namespace/name (what `bench` knows of the pods it created: the apiserver
+// chose their uids); null if the informer does not have it.
+const pod_info* find_pod(const api_state& st, const std::string& id) {
+  auto it = st.pods.find(id);
+  if (it != st.pods.end()) return it->second.get();
+  auto k = st.uid_by_key.find(id);
+  if (k == st.uid_by_key.end()) return nullptr;
+  it = st.pods.find(k->second);
+  return it == st.pods.end() ? nullptr : it->second.get();
+}
+
+// A write about a pod the informer knows, answered through a response promise.
+status_promise pod_write(api_self self, const std::string& uid,
+                         const std::function<api::http_request(const pod_info&)>& build,
+                         std::function<void(const api::http_response&)> after = nullptr) {
+  auto rp = self->make_response_promise<fw::status>();
+  const pod_info* pod = find_pod(self->state, uid);
+  if (!pod) {
+    rp.deliver(fw::status::error("pod \"" + uid + "\" not found"));
+    return rp;
+  }
+  write(self, build(*pod), [rp, after = std::move(after)](api::http_response r) mutable {
+    if (after) after(r);
+    rp.deliver(status_of(r));
+  });
+  return rp;
+}
+
+void log_failed(const char* what, const api::http_response& r) {
+  if (!r.ok()) spdlog::warn("api_cluster: {} failed: {}", what, api::describe_failure(r));
+}
+
+const char* action_of(const std::string& reason) {
+  if (reason == "Scheduled") return "Binding";
+  if (reason == "Preempted") return "Preempting";
+  return "Scheduling";
+}
+
+// An Event through the correlator: a new one is created (events.k8s.io/v1), a repeat patches the
+// stored one's series.
+void record_event(api_self self, const cluster_event_record& ev) {
+  auto& st = self->state;
+  auto v = st.correlator.correlate(ev, event_correlator::clock::now(), st.events.size());
+  if (v.what == event_correlator::verdict::skip) return;
+  auto slash = v.event.pod_key.find('/');
+  api::object_ref regarding{v.event.pod_key.substr(0, slash), v.event.pod_key.substr(slash + 1), v.event.pod_uid};
+  api::event_fields f;
+  f.type = v.event.type;
+  f.reason = v.event.reason;
+  f.action = action_of(v.event.reason);
+  f.note = v.event.message;
+  f.event_time_rfc3339 = now_rfc3339(6);
+  f.reporting_instance = st.opts.instance;
+  if (v.what == event_correlator::verdict::create) {
+    auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch());
+    char hex[32];
+    std::snprintf(hex, sizeof hex, "%llx", static_cast<unsigned long long>(ns.count()));
+    f.name = regarding.name + "." + hex;
+    st.event_names[st.events.size()] = f.name;
+    st.events.push_back(v.event);
+    write(self, api::event_request(regarding, f), [](const api::http_response& r) { log_failed("an Event", r); });
+    return;
+  }
+  st.events[v.index] = v.event;
+  write(self, api::event_series_request(regarding.ns, st.event_names[v.index], v.event.count, now_rfc3339(6)),
+        [](const api::http_response& r) { log_failed("an Event series update", r); });
+}
+
+// Preemption: the DisruptionTarget condition first, then the delete with a uid precondition, and a
+// Preempted Event on the victim, as kube's preemption does.
+status_promise evict(api_self self, const std::string& uid, const std::string& message) {
+  auto rp = self->make_response_promise<fw::status>();
+  const pod_info* pod = find_pod(self->state, uid);
+  if (!pod) {
+    rp.deliver(fw::status::error("pod \"" + uid + "\" not found"));
+    return rp;
+  }
+  auto ref = ref_of(*pod);
+  api::condition_patch c{"DisruptionTarget", "True", "PreemptionByScheduler",
+                         "kube-actor-scheduler: preempting to accommodate a higher priority pod", now_rfc3339(0)};
+  write(self, api::condition_patch_request(ref, c), [self, rp, ref, message, node = pod->node_name](
+                                                      const api::http_response& r) mutable {
+    if (!r.ok() && r.status != 404) log_failed("the DisruptionTarget condition", r);
+    write(self, api::delete_pod_request(ref), [self, rp, ref, message, node](const api::http_response& d) mutable {
+      if (d.ok()) {
+        cluster_event_record ev;
+        ev.type = "Normal";
+        ev.reason = "Preempted";
+        ev.pod_uid = ref.uid;
+        ev.pod_key = ref.ns + "/" + ref.name;
+        ev.message = message;
+        ev.node = node;
+        record_event(self, ev);
+      }
+      rp.deliver(status_of(d));
+    });
+  });
+  return rp;
+}
+
+template <class T>
+void create_object(api_self self, const T& obj, const std::string& path, const char* kind) {
+  api::http_request req;
+  req.method = "POST";
+  req.path = path;
+  req.content_type = std::string(api::media_type(self->state.opts.encoding));
+  req.accept = req.content_type;
+  req.body = self->state.opts.encoding == api::encoding::protobuf ? codec::encode_protobuf(obj, "v1", kind)
+                                                                  : codec::encode_json(obj);
+  write(self, std::move(req), [kind](const api::http_response& r) {
+    if (r.status != 409) log_failed(kind, r);
+  });
+}
+
+// `bench --kubeconfig`: the workload's namespaces (with their labels) are created through the API;
+// one that exists already is fine. Workload selectors and PDBs are not API objects here.
+void create_namespaces(api_self self, const cluster_objects& objs) {
+  for (auto& [name, labels] : objs.namespace_labels) {
+    if (self->state.namespaces.count(name)) continue;
+    k8s::core::Namespace ns;
+    ns.mutable_metadata()->set_name(name);
+    for (auto& [k, v] : labels.entries()) (*ns.mutable_metadata()->mutable_labels())[k] = v;
+    create_object(self, ns, "/api/v1/namespaces", "Namespace");
+  }
+  if (!objs.workloads.empty() || !objs.pdbs.empty())
+    spdlog::warn("api_cluster: workload selectors and PodDisruptionBudgets are not created through the API");
+}
+
+cluster_stats stats_of(const api_state& st) {
+  cluster_stats s;
+  s.nodes = st.nodes.size();
+  s.pods = st.pods.size();
+  for (auto& [uid, p] : st.pods) {
+    s.bound += !p->node_name.empty();
+    s.running += p->phase == "Running";
+  }
+  s.events = st.events.size();
+  s.resource_version = st.resource_version;
+  s.bind_conflicts = st.bind_conflicts;
+  s.writes_in_flight = st.writes_in_flight + st.writes_waiting.size();
+  return s;
+}
+
+cluster_actor::behavior_type api_behavior(api_self self) {
+  auto begin = [self] { return self->state.probe->begin_handler(self); };
+  auto enc = self->state.opts.encoding;
+  return {
+    [=](watch_atom, watcher_actor w) {
+      auto probe_scope = begin();
+      auto handle = w;
+      if (self->state.watchers->add(std::move(w), current_state(self))) self->monitor(handle);
+    },
+    [=](credit_atom, uint64_t n) {
+      auto probe_scope = begin();
+      self->state.watchers->credited(caf::actor_cast<caf::actor_addr>(self->current_sender()), n);
+    },
+    [=](create_atom, node_info_ptr n) {
+      auto probe_scope = begin();
+      if (n->node) create_object(self, *n->node, "/api/v1/nodes", "Node");
+    },
+    [=](create_atom, pod_info_ptr p) {
+      auto probe_scope = begin();
+      if (p->pod) create_object(self, *p->pod, "/api/v1/namespaces/" + api::url_escape(p->ns) + "/pods", "Pod");
+    },
+    [=](create_atom, cluster_objects_ptr objs) {
+      auto probe_scope = begin();
+      create_namespaces(self, *objs);
+    },
+    [=](delpod_atom, const std::string& uid) {
+      auto probe_scope = begin();
+      return pod_write(self, uid, [](const pod_info& p) { return api::delete_pod_request(ref_of(p)); });
+    },
+    [=](evict_atom, const std::string& uid, const std::string& message) {
+      auto probe_scope = begin();
+      return evict(self, uid, message);
+    },
+    [=](nominate_atom, const std::string& uid, const std::string& node) {
+      auto probe_scope = begin();
+      return pod_write(self, uid, [node](const pod_info& p) { return api::nominated_node_request(ref_of(p), node); });
+    },
+    [=](delete_atom, const std::string& node) {
+      auto probe_scope = begin();
+      api::http_request req;
+      req.method = "DELETE";
+      req.path = "/api/v1/nodes/" + api::url_escape(node);
+      req.accept = "application/json";
+      write(self, std::move(req), [](const api::http_response& r) { log_failed("a node delete", r); });
+    },
+    [=](bind_atom, const std::string& uid, const std::string& node) {
+      auto probe_scope = begin();
+      return pod_write(
+        self, uid, [node, enc](const pod_info& p) { return api::binding_request(ref_of(p), node, enc); },
+        [self](const api::http_response& r) {
+          if (r.ok()) ++self->state.bound;
+          else if (r.status == 409) ++self->state.bind_conflicts;
+        });
+    },
+    [=](status_atom, const std::string&, const std::string&) {
+      // Pod phases come from the kubelets of a real cluster; nothing here reports them.
+    },
+    [=](record_atom, const cluster_event_record& ev) { auto probe_scope = begin(); record_event(self, ev); },
+    [=](status_atom, const std::string& uid, const pod_condition& c) {
+      auto probe_scope = begin();
+      auto it = self->state.pods.find(uid);
+      if (it == self->state.pods.end()) return;
+      api::condition_patch p{c.type, c.status, c.reason, c.message, now_rfc3339(0)};
+      write(self, api::condition_patch_request(ref_of(*it->second), p),
+            [](const api::http_response& r) { log_failed("a pod condition", r); });
+    },
+    [=](list_atom, const cluster_event_record&) { auto probe_scope = begin(); return self->state.events; },
+    [=](stats_atom) { auto probe_scope = begin(); return stats_of(self->state); },
+    [=](list_atom) {
+      auto probe_scope = begin();
+      std::vector<pod_info_ptr> out;
+      for (auto& [uid, p] : self->state.pods) out.push_back(p);
+      return out;
+    },
+    [=](run_atom, const source_task& t) { auto probe_scope = begin(); t.fn(); },
+  };
+}
+
+}  // namespace
+
+result<cluster_actor> spawn_api_cluster(caf::actor_system& sys, const api_cluster_options& opts) {
+  auto transport = api::http_transport::create(opts.connection, opts.transport);
+  if (!transport) return transport.err();
+  obs::metrics_registry* metrics = opts.metrics ? opts.metrics : &obs::default_registry();
+  auto shared_transport = std::make_shared<std::unique_ptr<api::http_transport>>(std::move(*transport));
+  return sys.spawn([opts, metrics, shared_transport](api_self self) -> cluster_actor::behavior_type {
+    auto& st = self->state;
+    st.opts = opts;
+    st.probe = std::make_unique<obs::actor_probe>(*metrics, "api_cluster");
+    st.exec = std::make_unique<mailbox_executor>(caf::actor_cast<caf::weak_actor_ptr>(self));
+    st.transport = std::move(*shared_transport);
+    st.watchers = std::make_unique<watch_fanout>(
+      fanout_options{opts.watch_window, opts.watch_batch, opts.watch_fold_after},
+      [self](const watcher_actor& w, cluster_change_batch_ptr b) { self->send(w, event_atom::value, std::move(b)); });
+    self->set_down_handler([self](const caf::down_msg& dm) {
+      if (self->state.watchers->remove(dm.source))
+        spdlog::warn("api_cluster: a watch ended: {}", self->system().render(dm.reason));
+    });
+    spdlog::info("api_cluster: {}", opts.connection.describe());
+    start_informers(self);
+    return api_behavior(self);
+  });
+}
+
+}  // namespace kas
