@@ -23,6 +23,7 @@
 #include "actors/app/json_writer.hpp"
 #include "actors/app/metrics_endpoint.hpp"
 #include "actors/app/run_setup.hpp"
+#include "actors/api_cluster.hpp"
 #include "actors/embedded_cluster.hpp"
 #include "actors/invariants.hpp"
 #include "actors/scheduler.hpp"
@@ -62,7 +63,8 @@ namespace {
 using bench_watcher_actor = caf::typed_actor<
   // Cluster changes (the watch), credited once observed.
   caf::reacts_to<event_atom, cluster_change_batch_ptr>,
-  // Await these pods (uids): progress counts them.
+  // Await these pods (namespace/name keys: an apiserver gives created pods uids of its own): progress
+  // counts them.
   caf::reacts_to<wait_atom, std::vector<std::string>>,
   // {bound in total, awaited, awaited and bound, nodes seen}. Given the previous progress (awaited
   // and bound + nodes seen), the reply waits until it moved, everything awaited is bound, or 200 ms
@@ -105,7 +107,7 @@ void watcher_observe(watcher_self self, const cluster_change& ch) {
       st.log->double_binds.push_back(np->key() + " moved from " + ch.old_pod->node_name + " to " + np->node_name);
     return;
   }
-  if (st.log->bound_at.emplace(np->uid, now_ns(st.origin)).second && st.awaited.count(np->uid)) {
+  if (st.log->bound_at.emplace(np->key(), now_ns(st.origin)).second && st.awaited.count(np->key())) {
     st.awaited_bound++;
     if (st.pending) st.pending->deliver(st.stats()), st.pending.reset();
   }
@@ -119,9 +121,9 @@ bench_watcher_actor spawn_watcher(caf::actor_system& sys, bench_clock::time_poin
         for (auto& ch : batch->changes) watcher_observe(self, *ch);
         self->state.credit.applied(self, *batch);
       },
-      [=](wait_atom, const std::vector<std::string>& uids) {
+      [=](wait_atom, const std::vector<std::string>& keys) {
         auto& st = self->state;
-        for (auto& u : uids)
+        for (auto& u : keys)
           if (st.awaited.insert(u).second && st.log->bound_at.count(u)) st.awaited_bound++;
       },
       [=](stats_atom, uint64_t seen) -> caf::result<std::vector<uint64_t>> {
@@ -322,15 +324,32 @@ public:
     // for the other actors, and a binder still inside a handler uses the cluster client.
     std::shared_ptr<fw::cluster_client> client_outlives_actors;
     caf::actor_system sys{sys_cfg};
-    cluster_options copts;
-    copts.node_agents = cfg_.runtime.node_agents;
-    cluster_ = spawn_embedded_cluster(sys, copts);
+    if (args_.kubeconfig.empty()) {
+      cluster_options copts;
+      copts.node_agents = cfg_.runtime.node_agents;
+      cluster_ = spawn_embedded_cluster(sys, copts);
+    } else {
+      // Through an apiserver: the workload's nodes and pods are created through its API, as
+      // scheduler_perf does against its in-process apiserver.
+      auto conn = resolve_connection(args_.kubeconfig, "", "", "", [](const char* n) { return std::getenv(n); });
+      if (!conn) return std::cerr << "error: " << conn.err().message << "\n", 2;
+      api_cluster_options aopts;
+      aopts.connection = std::move(*conn);
+      auto enc = api::encoding_of(cfg_.kube.client_connection.content_type);
+      if (enc) aopts.encoding = *enc;
+      if (cfg_.kube.client_connection.qps_set) aopts.transport.qps = cfg_.kube.client_connection.qps;
+      if (cfg_.kube.client_connection.burst_set) aopts.transport.burst = cfg_.kube.client_connection.burst;
+      auto api = spawn_api_cluster(sys, aopts);
+      if (!api) return std::cerr << "error: " << api.err().message << "\n", 2;
+      cluster_ = *api;
+    }
     watcher_ = spawn_watcher(sys, origin_);
     caf::anon_send(cluster_, watch_atom::value, caf::actor_cast<watcher_actor>(watcher_));
     scheduler_options sopts;
     sopts.profiles = cfg_.profiles;
     sopts.runtime = cfg_.runtime;
-    auto served = start_served_scheduler(sys, sopts, cluster_, args_.metrics_bind_address);
+    auto served = start_served_scheduler(sys, sopts, cluster_, args_.metrics_bind_address,
+                                         args_.kubeconfig.empty() ? "embedded_cluster" : "api_cluster");
     if (!served) {
       std::cerr << "error: " << served.err().message << "\n";
       caf::anon_send_exit(cluster_, caf::exit_reason::user_shutdown);
@@ -411,14 +430,14 @@ private:
           std::vector<pod_info_ptr> pods;
           pods.reserve(op.count);
           for (size_t i = 0; i < op.count; ++i) pods.push_back(make_pod(*op.pods, pod_counter_++));
-          std::vector<std::string> uids;
-          uids.reserve(pods.size());
-          for (auto& p : pods) uids.push_back(p->uid);
-          if (!op.skip_wait) self->send(watcher_, wait_atom::value, uids);
+          std::vector<std::string> keys;
+          keys.reserve(pods.size());
+          for (auto& p : pods) keys.push_back(p->key());
+          if (!op.skip_wait) self->send(watcher_, wait_atom::value, keys);
           int64_t t = now_ns(origin_);
           if (op.collect_metrics && measure_start_ < 0) measure_start_ = t;
           for (auto& p : pods) {
-            if (op.collect_metrics) created_at_[p->uid] = t, measured_.push_back(p);
+            if (op.collect_metrics) created_at_[p->key()] = t, measured_.push_back(p);
             else init_.push_back(p);
             caf::anon_send(cluster_, create_atom::value, p);
           }
@@ -541,11 +560,11 @@ private:
     std::vector<double> lat;
     int64_t last = measure_start_;
     for (auto& p : measured_) {
-      auto it = log->bound_at.find(p->uid);
+      auto it = log->bound_at.find(p->key());
       if (it == log->bound_at.end()) continue;
       bound.push_back(it->second);
       last = std::max(last, it->second);
-      lat.push_back(static_cast<double>(it->second - created_at_[p->uid]) / 1e6);
+      lat.push_back(static_cast<double>(it->second - created_at_[p->key()]) / 1e6);
     }
     r_.scheduled = bound.size();
     r_.throughput_windows = throughput_windows(bound, measure_start_, static_cast<int64_t>(args_.window_ms) * 1000000);
@@ -558,7 +577,7 @@ private:
 
     std::unordered_map<std::string, const pod_outcome*> outcome_of;
     for (auto& o : outcomes) {
-      outcome_of[o.uid] = &o;
+      outcome_of[o.ns + "/" + o.name] = &o;
       r_.attempts += static_cast<uint64_t>(o.attempts);
     }
     for (auto& e : events) {
@@ -569,10 +588,10 @@ private:
       else if (e.reason == "Preempted") r_.preempted++;
     }
     // Where the init pods ended up (the raw loop starts from there).
-    std::unordered_set<std::string> measured_uids;
-    for (auto& p : measured_) measured_uids.insert(p->uid);
+    std::unordered_set<std::string> measured_keys;
+    for (auto& p : measured_) measured_keys.insert(p->key());
     for (auto& p : pods)
-      if (!p->node_name.empty() && !measured_uids.count(p->uid)) init_bound_.push_back(p);
+      if (!p->node_name.empty() && !measured_keys.count(p->key())) init_bound_.push_back(p);
 
     // Invariants: placement, double binds, and no lost pod (a measured pod that is neither bound
     // nor deleted must have been reported with a reason).
@@ -585,14 +604,14 @@ private:
     r_.invariant_checks += 1;
     if (cs.bind_conflicts) r_.violations.push_back(std::to_string(cs.bind_conflicts) + " binding(s) of an already bound pod");
     std::unordered_map<std::string, const pod_info*> live;
-    for (auto& p : pods) live[p->uid] = p.get();
+    for (auto& p : pods) live[p->key()] = p.get();
     for (auto& p : measured_) {
       ++r_.invariant_checks;
-      auto it = live.find(p->uid);
+      auto it = live.find(p->key());
       if (it == live.end()) continue;  // deleted (preempted)
       if (!it->second->node_name.empty()) continue;
       r_.unschedulable++;
-      auto o = outcome_of.find(p->uid);
+      auto o = outcome_of.find(p->key());
       if (o == outcome_of.end() || o->second->message.empty())
         r_.violations.push_back("lost pod: " + p->key() + " is neither bound nor reported with a reason");
     }

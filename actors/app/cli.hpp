@@ -34,8 +34,19 @@ struct bench_args {
   bool quiet = false;              // no progress line
   uint32_t linger_s = 0;           // keep serving /metrics this long after the run
   std::string metrics_bind_address;  // as simulate_args: empty or "0" = off (see metrics_endpoint.hpp)
+  std::string kubeconfig;  // through this apiserver instead of the embedded cluster
 };
 
 int run_bench(const bench_args& args);
+
+struct run_args {
+  std::string config;      // KubeSchedulerConfiguration and/or ActorRuntimeConfiguration
+  std::string kubeconfig;  // --kubeconfig (ignored when --config is given, as in kube-scheduler)
+  std::string master;      // --master: overrides the kubeconfig's server
+  std::string context;     // --context: a kubeconfig context other than the current one
+  std::string metrics_bind_address = "127.0.0.1:10259";  // long-running: on by default; "0" = off
+};
+
+int run_cluster(const run_args& args);
 
 }  // namespace kas

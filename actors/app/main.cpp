@@ -61,9 +61,35 @@ const char* const bench_help =
   "  --stall-timeout S              give up when no awaited pod binds for S seconds (default 30)\n"
   "  --linger S                     keep serving /metrics S seconds after the run\n"
   "  --quiet                        no progress line on stderr\n"
+  "  --kubeconfig FILE              run through this apiserver instead of the embedded cluster: nodes\n"
+  "                                 and pods are created through its API (an empty cluster is assumed)\n"
   "  --metrics-bind-address H:P     serve /metrics, /healthz, /livez, /readyz (default off)\n"
   "  --logging-format text|json     log format on stderr (default text)\n"
   "  -v N                           log verbosity as kube-scheduler's -v\n"
+  "  --help, -h                     this text\n";
+
+const char* const run_help =
+  "usage: kube-actor-scheduler run [flags]\n"
+  "\n"
+  "Schedules a real Kubernetes cluster through its API, next to or instead of kube-scheduler: lists and\n"
+  "watches Nodes, Pods (not Succeeded/Failed), Namespaces and PodDisruptionBudgets, schedules the pods\n"
+  "whose spec.schedulerName matches a profile (every other pod still counts in the cache), and writes\n"
+  "bindings, Events, the PodScheduled condition and nominations back. Runs until SIGTERM or SIGINT,\n"
+  "then stops scheduling and lets the API writes in flight finish (at most 30 s).\n"
+  "Exit codes: 0 stopped by a signal, 2 bad input (flags, config, kubeconfig, TLS material),\n"
+  "3 a core actor died.\n"
+  "\n"
+  "flags:\n"
+  "  --config FILE                  KubeSchedulerConfiguration and/or ActorRuntimeConfiguration (YAML);\n"
+  "                                 clientConnection.kubeconfig, contentType, qps and burst are used\n"
+  "  --kubeconfig FILE              kubeconfig (ignored when --config is given, as in kube-scheduler;\n"
+  "                                 default: $KUBECONFIG, then in-cluster config, then ~/.kube/config)\n"
+  "  --context NAME                 a kubeconfig context other than current-context\n"
+  "  --master URL                   the apiserver's address (overrides the kubeconfig's server)\n"
+  "  --metrics-bind-address H:P     serve /metrics, /healthz, /livez, /readyz (default\n"
+  "                                 127.0.0.1:10259; \"0\" is off)\n"
+  "  --logging-format text|json     log format on stderr (default text)\n"
+  "  -v N                           log verbosity as kube-scheduler's -v (2: decisions, 4+: detail)\n"
   "  --help, -h                     this text\n";
 
 // A positive integer flag value (at most 86400000); false after one line on stderr naming the flag.
@@ -90,8 +116,12 @@ void usage(std::ostream& os) {
         "                                [--metrics-bind-address HOST:PORT] [--logging-format text|json]\n"
         "  kube-actor-scheduler bench    [--workload FILE] [--config FILE] [--output json|table]\n"
         "                                [--report DIR] [--batching on|off] [--window-ms N]\n"
-        "                                [--stall-timeout S] [--linger S] [--quiet] [-v N]\n"
+        "                                [--stall-timeout S] [--linger S] [--quiet] [--kubeconfig FILE]\n"
+        "                                [-v N]\n"
         "                                [--metrics-bind-address HOST:PORT] [--logging-format text|json]\n"
+        "  kube-actor-scheduler run      [--config FILE] [--kubeconfig FILE] [--context NAME]\n"
+        "                                [--master URL] [--metrics-bind-address HOST:PORT] [-v N]\n"
+        "                                [--logging-format text|json]\n"
         "  kube-actor-scheduler SUBCOMMAND --help | --version\n";
 }
 
@@ -222,11 +252,34 @@ int bench_command(int argc, char** argv) {
       if (!number("--linger", v, a.linger_s)) return 2;
     } else if (std::strcmp(argv[i], "--quiet") == 0) {
       a.quiet = true;
+    } else if (take(argc, argv, i, "--kubeconfig", v)) {
+      if (v.empty()) return std::cerr << "error: --kubeconfig needs a file\n", 2;
+      a.kubeconfig = v;
     } else if (int rc = other_argument("bench", bench_help, argc, argv, i, a.metrics_bind_address); rc >= 0) {
       return rc;
     }
   }
   return kas::run_bench(a);
+}
+
+// `run FLAGS...`: parses argv[2..] and runs it.
+int run_command(int argc, char** argv) {
+  kas::run_args a;
+  for (int i = 2; i < argc; ++i) {
+    std::string v;
+    if (take(argc, argv, i, "--config", v)) {
+      a.config = v;
+    } else if (take(argc, argv, i, "--kubeconfig", v)) {
+      a.kubeconfig = v;
+    } else if (take(argc, argv, i, "--master", v)) {
+      a.master = v;
+    } else if (take(argc, argv, i, "--context", v)) {
+      a.context = v;
+    } else if (int rc = other_argument("run", run_help, argc, argv, i, a.metrics_bind_address); rc >= 0) {
+      return rc;
+    }
+  }
+  return kas::run_cluster(a);
 }
 
 }  // namespace
@@ -242,6 +295,7 @@ int main(int argc, char** argv) {
   set_verbosity(0);
   if (cmd == "simulate") return simulate_command(argc, argv);
   if (cmd == "bench") return bench_command(argc, argv);
+  if (cmd == "run") return run_command(argc, argv);
   if (cmd == "-h" || cmd == "--help" || cmd == "help") {
     usage(std::cout);
     return 0;

@@ -26,10 +26,11 @@ result<std::unique_ptr<obs::http_server>> start_metrics_endpoint(
 }
 
 result<served_scheduler> start_served_scheduler(caf::actor_system& sys, const scheduler_options& opts,
-                                                cluster_actor cluster, const std::string& bind) {
+                                                cluster_actor cluster, const std::string& bind,
+                                                const std::string& cluster_name) {
   auto sched = start_scheduler(sys, opts, cluster);
   if (!sched) return sched.err();
-  supervise(sched->supervisor, cluster, "embedded_cluster");
+  supervise(sched->supervisor, cluster, cluster_name);
   auto health = sched->health;
   auto endpoint = start_metrics_endpoint(bind, caches_synced(sched->wiring->synced),
                                          [health] { return health->checks(); });
@@ -39,7 +40,7 @@ result<served_scheduler> start_served_scheduler(caf::actor_system& sys, const sc
   }
   if (const char* victim = std::getenv("KAS_TEST_KILL_ACTOR"); victim && *victim) {
     auto actors = core_actors(*sched);
-    actors.emplace_back("embedded_cluster", caf::actor_cast<caf::actor>(cluster));
+    actors.emplace_back(cluster_name, caf::actor_cast<caf::actor>(cluster));
     bool found = false;
     for (auto& [name, a] : actors)
       if (name == victim) found = true, caf::anon_send_exit(a, caf::exit_reason::kill);
