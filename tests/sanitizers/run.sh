@@ -16,4 +16,5 @@ supp="$root/tests/sanitizers"
 ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:detect_stack_use_after_return=1" \
 LSAN_OPTIONS="suppressions=$supp/lsan.supp:print_suppressions=0" \
 UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:suppressions=$supp/ubsan.supp" \
+KAS_CLUSTER_TEST_DIVISOR=10 \
   ctest --test-dir build-asan --output-on-failure -j "$jobs" "$@"

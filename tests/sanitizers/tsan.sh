@@ -71,8 +71,9 @@ grep -q "CAF_CORE_LIBRARY:FILEPATH=$caf/install" "$build/kas/CMakeCache.txt" ||
   { echo "tsan: the build did not pick the instrumented CAF in $caf/install" >&2; exit 1; }
 targets=(kube-actor-scheduler queue_state_test pipeline_test observability_wiring_test cluster_store_test
          queue_actor_test cache_actor_test driver_actor_test permit_actor_test cluster_actor_test
-         supervision_test client_test)
+         supervision_test client_test kube-actor-test-apiserver)
 cmake --build "$build/kas" -j "$jobs" --target "${targets[@]}"
 supp="$root/tests/sanitizers"
 TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$supp/tsan.supp" \
+KAS_CLUSTER_TEST_DIVISOR=10 \
   ctest --test-dir "$build/kas" --output-on-failure -j "$jobs" -L 'actors|integration|client' "$@"

@@ -1,0 +1,375 @@
+#!/usr/bin/env python3
+"""The client side of the real-cluster tests (cluster_cli_test.sh): creates nodes and pods through
+the test apiserver's API, waits until the scheduler has bound them, and checks the final state.
+HTTP/1.1 over TLS with the client certificate the fixture wrote (--cert-dir), JSON bodies.
+
+  api_load.py create  --server URL --certs DIR --nodes N --pods M [--namespace NS] [--scheduler NAME]
+  api_load.py wait    --server URL --certs DIR --pods M [--timeout S]   (prints seconds to all bound)
+  api_load.py check   --server URL --certs DIR --pods M --nodes N       (invariants on the final state)
+  api_load.py churn   --server URL --certs DIR --rounds R [--seed S]     (pods created, relabelled and
+                                                                          deleted; nodes added, cordoned, removed)
+  api_load.py compare --server URL --certs DIR --dump FILE               (the scheduler's cache dump, as its
+                                                                          SIGUSR2 logs it, against the API)
+  api_load.py faults  --server URL --certs DIR                           (the fixture's injected-fault counts)
+  api_load.py split-log --dir DIR < LOG                                  (the scheduler's log to DIR/run.err,
+                                                                          each cache dump to DIR/dump.N)
+
+Exit status 0 on success; failures print one line per problem on stderr.
+"""
+import argparse
+import http.client
+import json
+import os
+import random
+import ssl
+import sys
+import threading
+import time
+import urllib.parse
+
+CPU_MILLI_PER_NODE = 4000
+MEM_PER_NODE = 32 * 1024 ** 3
+POD_CPU_MILLI = 100
+POD_MEM = 500 * 1024 ** 2
+
+
+class Api:
+    def __init__(self, server, certs):
+        u = urllib.parse.urlparse(server)
+        self.host, self.port = u.hostname, u.port
+        self.ctx = ssl.create_default_context(cafile=certs + "/ca.crt")
+        self.ctx.load_cert_chain(certs + "/client.crt", certs + "/client.key")
+        self.local = threading.local()
+
+    def conn(self):
+        c = getattr(self.local, "c", None)
+        if c is None:
+            c = http.client.HTTPSConnection(self.host, self.port, context=self.ctx, timeout=60)
+            self.local.c = c
+        return c
+
+    def call(self, method, path, body=None, ctype="application/json"):
+        for attempt in range(5):
+            c = self.conn()
+            try:
+                headers = {"Accept": "application/json"}
+                data = None
+                if body is not None:
+                    data = json.dumps(body).encode()
+                    headers["Content-Type"] = ctype
+                c.request(method, path, body=data, headers=headers)
+                r = c.getresponse()
+                payload = r.read()
+                if r.status == 500 and attempt < 4:  # the fixture's injected write failures
+                    continue
+                return r.status, (json.loads(payload) if payload else {})
+            except (http.client.HTTPException, OSError):
+                c.close()
+                self.local.c = None
+                if attempt == 4:
+                    raise
+        return 0, {}
+
+    def list_all(self, path):
+        items, cont = [], ""
+        while True:
+            q = "?limit=500" + ("&continue=" + urllib.parse.quote(cont) if cont else "")
+            st, body = self.call("GET", path + q)
+            if st != 200:
+                raise RuntimeError("list %s: HTTP %d %s" % (path, st, body.get("message", "")))
+            items += body.get("items", [])
+            cont = body.get("metadata", {}).get("continue", "")
+            if not cont:
+                return items
+
+
+def node(i):
+    q = {"cpu": "%dm" % CPU_MILLI_PER_NODE, "memory": str(MEM_PER_NODE), "pods": "110"}
+    return {"kind": "Node", "apiVersion": "v1",
+            "metadata": {"name": "node-%d" % i, "labels": {"kubernetes.io/hostname": "node-%d" % i,
+                                                           "topology.kubernetes.io/zone": "zone-%d" % (i % 3)}},
+            "status": {"capacity": q, "allocatable": q,
+                       "conditions": [{"type": "Ready", "status": "True"}]}}
+
+
+def pod(ns, i, scheduler):
+    return {"kind": "Pod", "apiVersion": "v1",
+            "metadata": {"name": "pod-%d" % i, "namespace": ns, "labels": {"app": "load"}},
+            "spec": {"schedulerName": scheduler,
+                     "containers": [{"name": "c", "image": "registry.k8s.io/pause:3.10",
+                                     "resources": {"requests": {"cpu": "%dm" % POD_CPU_MILLI,
+                                                                "memory": str(POD_MEM)}}}]}}
+
+
+def parallel(api, jobs, threads=4):
+    errors = []
+    it = iter(jobs)
+    lock = threading.Lock()
+
+    def worker():
+        while True:
+            with lock:
+                job = next(it, None)
+            if job is None:
+                return
+            method, path, body = job
+            st, resp = api.call(method, path, body)
+            if st not in (200, 201):
+                with lock:
+                    errors.append("%s %s: HTTP %d %s" % (method, path, st, resp.get("message", "")))
+
+    ts = [threading.Thread(target=worker) for _ in range(threads)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    return errors
+
+
+def create(api, a):
+    jobs = [("POST", "/api/v1/namespaces", {"kind": "Namespace", "apiVersion": "v1", "metadata": {"name": a.namespace}})]
+    errors = parallel(api, jobs, 1)
+    errors = [e for e in errors if "409" not in e]
+    jobs = [("POST", "/api/v1/nodes", node(i)) for i in range(a.nodes)]
+    jobs += [("POST", "/api/v1/namespaces/%s/pods" % a.namespace, pod(a.namespace, i, a.scheduler)) for i in range(a.pods)]
+    errors += parallel(api, jobs)
+    for e in errors[:20]:
+        print("error: " + e, file=sys.stderr)
+    return 1 if errors else 0
+
+
+def wait(api, a):
+    """Until --pods pods are bound; with --pods 0, until every stored pod is. Follows a watch (no
+    polling); a watch that ends (a timeout, an injected close, 410 after compaction) relists."""
+    t0 = time.monotonic()
+    bound, n = {}, 0
+    while time.monotonic() - t0 < a.timeout:
+        st, body = api.call("GET", "/api/v1/pods")
+        if st != 200:
+            continue
+        bound = {p["metadata"]["namespace"] + "/" + p["metadata"]["name"]: bool(p.get("spec", {}).get("nodeName"))
+                 for p in body.get("items", [])}
+        rv = body["metadata"]["resourceVersion"]
+        for _ in watch_events(api, "/api/v1/pods", rv, t0 + a.timeout, bound):
+            n = sum(bound.values())
+            if (a.pods and n >= a.pods) or (not a.pods and bound and n == len(bound)):
+                print("%.2f" % (time.monotonic() - t0))
+                return 0
+    print("error: %d of %d pods bound after %d s" % (n, a.pods or len(bound), a.timeout), file=sys.stderr)
+    return 1
+
+
+def watch_events(api, path, rv, deadline, bound):
+    """Applies a watch's events to `bound` (key -> has a node), yielding after each (and once at
+    the start); returns when the stream ends or fails."""
+    yield None
+    c = http.client.HTTPSConnection(api.host, api.port, context=api.ctx,
+                                    timeout=max(1, deadline - time.monotonic()))
+    try:
+        c.request("GET", path + "?watch=1&allowWatchBookmarks=true&resourceVersion=" + rv,
+                  headers={"Accept": "application/json"})
+        r = c.getresponse()
+        if r.status != 200:
+            return
+        for line in r:
+            ev = json.loads(line)
+            obj = ev.get("object", {})
+            if ev.get("type") not in ("ADDED", "MODIFIED", "DELETED"):
+                if ev.get("type") == "ERROR":
+                    return
+                continue
+            key = obj["metadata"]["namespace"] + "/" + obj["metadata"]["name"]
+            if ev["type"] == "DELETED":
+                bound.pop(key, None)
+            else:
+                bound[key] = bool(obj.get("spec", {}).get("nodeName"))
+            yield None
+    except (OSError, http.client.HTTPException, ValueError):
+        return
+    finally:
+        c.close()
+
+
+def quantity_milli(v):
+    v = str(v)
+    if v.endswith("m"):
+        return int(v[:-1])
+    return int(float(v) * 1000)
+
+
+def check(api, a):
+    problems = []
+    nodes = {n["metadata"]["name"]: n for n in api.list_all("/api/v1/nodes")}
+    pods = api.list_all("/api/v1/pods")
+    used = {}
+    for p in pods:
+        key = p["metadata"]["namespace"] + "/" + p["metadata"]["name"]
+        nn = p.get("spec", {}).get("nodeName")
+        if not nn:
+            problems.append("pod %s is not bound" % key)
+            continue
+        if nn not in nodes:
+            problems.append("pod %s is bound to a missing node %s" % (key, nn))
+            continue
+        conds = {c["type"]: c["status"] for c in p.get("status", {}).get("conditions", [])}
+        if conds.get("PodScheduled") != "True":
+            problems.append("pod %s has no PodScheduled=True" % key)
+        cpu = sum(quantity_milli(c.get("resources", {}).get("requests", {}).get("cpu", "0"))
+                  for c in p["spec"].get("containers", []))
+        u = used.setdefault(nn, [0, 0])
+        u[0] += cpu
+        u[1] += 1
+    for nn, (cpu, count) in used.items():
+        alloc = nodes[nn].get("status", {}).get("allocatable", {})
+        if cpu > quantity_milli(alloc.get("cpu", "0")):
+            problems.append("node %s is overcommitted: %dm cpu requested" % (nn, cpu))
+        if count > int(alloc.get("pods", "110")):
+            problems.append("node %s holds %d pods" % (nn, count))
+    if a.pods is not None and len(pods) != a.pods:
+        problems.append("%d pods stored, %d expected" % (len(pods), a.pods))
+    if a.nodes is not None and len(nodes) != a.nodes:
+        problems.append("%d nodes stored, %d expected" % (len(nodes), a.nodes))
+    for pr in problems[:20]:
+        print("error: " + pr, file=sys.stderr)
+    print("checked %d pods on %d nodes: %d problems" % (len(pods), len(nodes), len(problems)))
+    return 1 if problems else 0
+
+
+def churn(api, a):
+    """Rounds of changes while the scheduler runs: what it must follow to converge."""
+    rnd = random.Random(a.seed)
+    ns = a.namespace
+    next_pod = 100000
+    next_node = 100000
+    errors = []
+    for r in range(a.rounds):
+        pods = [p for p in api.list_all("/api/v1/namespaces/%s/pods" % ns)]
+        nodes = [n["metadata"]["name"] for n in api.list_all("/api/v1/nodes")]
+        jobs = []
+        for _ in range(20):
+            jobs.append(("POST", "/api/v1/namespaces/%s/pods" % ns, pod(ns, next_pod, a.scheduler)))
+            next_pod += 1
+        for p in rnd.sample(pods, min(10, len(pods))):
+            jobs.append(("DELETE", "/api/v1/namespaces/%s/pods/%s" % (ns, p["metadata"]["name"]), None))
+        jobs.append(("POST", "/api/v1/nodes", node(next_node)))
+        next_node += 1
+        errors += parallel(api, jobs)
+        for p in rnd.sample(pods, min(10, len(pods))):
+            st, _ = api.call("PATCH", "/api/v1/namespaces/%s/pods/%s" % (ns, p["metadata"]["name"]),
+                             {"metadata": {"labels": {"round": str(r)}}}, "application/merge-patch+json")
+            if st not in (200, 404):
+                errors.append("relabel %s: HTTP %d" % (p["metadata"]["name"], st))
+        if len(nodes) > 3:
+            victim, cordon = rnd.sample(nodes, 2)
+            st, _ = api.call("PATCH", "/api/v1/nodes/" + cordon, {"spec": {"unschedulable": True}},
+                             "application/merge-patch+json")
+            if st != 200:
+                errors.append("cordon %s: HTTP %d" % (cordon, st))
+            # A node goes, and its pods with it (what the pod garbage collector does).
+            api.call("DELETE", "/api/v1/nodes/" + victim)
+            for p in api.list_all("/api/v1/pods"):
+                if p.get("spec", {}).get("nodeName") == victim:
+                    api.call("DELETE", "/api/v1/namespaces/%s/pods/%s" % (p["metadata"]["namespace"],
+                                                                         p["metadata"]["name"]))
+    for e in errors[:20]:
+        print("error: " + e, file=sys.stderr)
+    return 1 if errors else 0
+
+
+def parse_dump(path):
+    """The last cache dump in a log: node -> set of namespace/name."""
+    text = open(path, errors="replace").read()
+    at = text.rfind("Dump of cached NodeInfo\n")
+    if at < 0:
+        raise RuntimeError("no cache dump in " + path)
+    nodes, current = {}, None
+    for line in text[at:].splitlines()[1:]:
+        if line.startswith("Node name: "):
+            current = line[len("Node name: "):]
+            nodes[current] = set()
+        elif line.startswith("name: ") and current is not None:
+            fields = dict(f.split(": ", 1) for f in line.split(", ") if ": " in f)
+            nodes[current].add(fields["namespace"] + "/" + fields["name"])
+        elif line.startswith("Dump of cached NodeInfo ends"):
+            break
+    return nodes
+
+
+def compare(api, a):
+    cache = parse_dump(a.dump)
+    want = {n["metadata"]["name"]: set() for n in api.list_all("/api/v1/nodes")}
+    for p in api.list_all("/api/v1/pods"):
+        nn = p.get("spec", {}).get("nodeName")
+        if nn:
+            want.setdefault(nn, set()).add(p["metadata"]["namespace"] + "/" + p["metadata"]["name"])
+    problems = []
+    for n in sorted(set(cache) | set(want)):
+        if n not in cache:
+            problems.append("node %s is in the API, not in the cache" % n)
+        elif n not in want:
+            problems.append("node %s is in the cache, not in the API" % n)
+        elif cache[n] != want[n]:
+            problems.append("node %s: cache has %d pods, API %d (only in cache: %s; only in API: %s)" % (
+                n, len(cache[n]), len(want[n]), sorted(cache[n] - want[n])[:3], sorted(want[n] - cache[n])[:3]))
+    for pr in problems[:20]:
+        print("error: " + pr, file=sys.stderr)
+    print("compared %d nodes, %d bound pods: %d differences" % (
+        len(want), sum(len(v) for v in want.values()), len(problems)))
+    return 1 if problems else 0
+
+
+def split_log(a):
+    """Copies the scheduler's log (stdin) to DIR/run.err line by line; each cache dump is also cut
+    out into DIR/dump.N, and "DUMP N" is printed once it is whole (the test waits on that)."""
+    n, dump = 0, None
+    with open(a.dir + "/run.err", "w") as log:
+        for line in sys.stdin:
+            log.write(line)
+            log.flush()
+            if "Dump of cached NodeInfo ends" in line and dump is not None:
+                dump.close()
+                os.rename(a.dir + "/dump.tmp", "%s/dump.%d" % (a.dir, n))
+                print("DUMP %d" % n, flush=True)
+                dump = None
+                continue
+            if "Dump of cached NodeInfo" in line:
+                n += 1
+                dump = open(a.dir + "/dump.tmp", "w")
+            if dump is not None:
+                dump.write(line)
+    return 0
+
+
+def faults(api, a):
+    st, body = api.call("GET", "/debug/faults")
+    if st != 200:
+        print("error: /debug/faults: HTTP %d" % st, file=sys.stderr)
+        return 1
+    print(json.dumps(body, sort_keys=True))
+    return 0
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("command", choices=["create", "wait", "check", "churn", "compare", "faults", "split-log"])
+    ap.add_argument("--server")
+    ap.add_argument("--certs")
+    ap.add_argument("--dir")
+    ap.add_argument("--nodes", type=int)
+    ap.add_argument("--pods", type=int)
+    ap.add_argument("--namespace", default="load")
+    ap.add_argument("--scheduler", default="default-scheduler")
+    ap.add_argument("--timeout", type=int, default=300)
+    ap.add_argument("--rounds", type=int, default=10)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--dump")
+    a = ap.parse_args()
+    if a.command == "split-log":
+        return split_log(a)
+    api = Api(a.server, a.certs)
+    return {"create": create, "wait": wait, "check": check, "churn": churn, "compare": compare,
+            "faults": faults}[a.command](api, a)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
