@@ -1,6 +1,8 @@
 // Conversion between the two views of Events (event_views.hpp).
 #include "tests/apiserver/event_views.hpp"
 
+#include "messages/codec.hpp"
+#include "tests/apiserver/json_edit.hpp"
 #include "tests/apiserver/json_tree.hpp"
 #include "tests/apiserver/selectors.hpp"
 
@@ -41,7 +43,63 @@ std::string scalar(const YAML::Node& n, const char* key) {
   return v.IsScalar() ? v.Scalar() : "";
 }
 
+std::string_view string_member(const json_doc& doc, std::string_view key) {
+  std::string_view v;
+  if (auto e = doc.find({key}); e && e->get_string().get(v) == simdjson::SUCCESS) return v;
+  return {};
+}
+
+// True when `source` holds exactly {component, host} as given (empty ones absent).
+bool source_is(simdjson::dom::element source, std::string_view component, std::string_view host) {
+  simdjson::dom::object obj;
+  if (source.get_object().get(obj) != simdjson::SUCCESS) return false;
+  size_t expected = static_cast<size_t>(!component.empty()) + static_cast<size_t>(!host.empty()), seen = 0;
+  for (auto field : obj) {
+    std::string_view v;
+    if (field.value.get_string().get(v) != simdjson::SUCCESS) return false;
+    if (!((field.key == "component" && v == component && !v.empty()) || (field.key == "host" && v == host && !v.empty())))
+      return false;
+    ++seen;
+  }
+  return seen == expected;
+}
+
+// The text conversion: renamed members in order, then the source made from the reporting fields.
+std::optional<std::string> convert_json(std::string_view text, bool to_core) {
+  static json_doc doc;
+  if (!doc.parse(text)) return std::nullopt;
+  std::string_view component = string_member(doc, to_core ? "reportingController" : "reportingComponent");
+  std::string_view host = string_member(doc, "reportingInstance");
+  std::string out = to_core ? R"({"kind":"Event","apiVersion":"v1")" : R"({"kind":"Event","apiVersion":"events.k8s.io/v1")";
+  out.reserve(text.size() + 96);
+  bool has_source = false;
+  for (auto field : simdjson::dom::object(doc.root().get_object().value_unsafe())) {
+    std::string key(field.key);
+    if (key == "kind" || key == "apiVersion") continue;
+    const char* other = rename(key, to_core);
+    std::string_view name = other ? std::string_view(other) : std::string_view(key);
+    if (name == (to_core ? "source" : "deprecatedSource")) {
+      has_source = true;
+      if (!to_core && source_is(field.value, component, host)) continue;
+    }
+    out += ',';
+    codec::append_json_string(out, name);
+    out += ':';
+    append_element(out, field.value);
+  }
+  if (to_core && !has_source && (!component.empty() || !host.empty())) {
+    out += R"(,"source":{)";
+    if (!component.empty()) out += R"("component":)" + json_quote(component);
+    if (!host.empty()) out += std::string(component.empty() ? "" : ",") + R"("host":)" + json_quote(host);
+    out += '}';
+  }
+  return out + "}";
+}
+
 }  // namespace
+
+std::optional<std::string> events_json_to_core(std::string_view text) { return convert_json(text, true); }
+std::optional<std::string> core_json_to_events(std::string_view text) { return convert_json(text, false); }
 
 YAML::Node events_to_core(const YAML::Node& ev) {
   YAML::Node core = renamed_copy(ev, true, "v1");
@@ -82,16 +140,16 @@ object_ptr view_of(const object_ptr& o, const kind_info& view) {
   if (!o || o->kind == &view) return o;
   if (o->view_cache && o->view_cache->kind == &view) return o->view_cache;
   auto v = std::make_shared<stored_object>();
-  YAML::Node tree = to_view(view, o->tree());
+  auto text = view.is_view() ? core_json_to_events(o->json) : events_json_to_core(o->json);
+  v->json = text ? std::move(*text) : to_json(to_view(view, o->tree()));
   v->kind = &view;
   v->ns = o->ns;
   v->name = o->name;
   v->uid = o->uid;
   v->rv = o->rv;
   v->labels = o->labels;
-  for (const auto& path : selectable_fields(view))
-    if (auto s = string_at(tree, path)) v->fields.emplace_back(path, *s);
-  v->json = to_json(tree);
+  static json_doc doc;
+  if (doc.parse(v->json)) v->fields = string_fields(doc, selectable_fields(view));
   o->view_cache = v;
   return v;
 }

@@ -17,7 +17,12 @@
 // deprecatedSource, so an Event written through events.k8s.io/v1 reads back as it was written.
 //
 // A stored object's other view is built on first use and kept on it (objects are immutable), so N
-// watchers of the other API convert a change once.
+// watchers of the other API convert a change once. Conversions of stored text and of JSON request
+// bodies work on the text (simdjson); the tree versions serve patches and non-JSON bodies.
+#include <optional>
+#include <string>
+#include <string_view>
+
 #include <yaml-cpp/yaml.h>
 
 #include "tests/apiserver/store.hpp"
@@ -28,6 +33,11 @@ namespace kas::testapi {
 YAML::Node events_to_core(const YAML::Node& ev);
 // core/v1 Event tree -> events.k8s.io/v1 Event tree.
 YAML::Node core_to_events(const YAML::Node& core);
+
+// The same conversions on JSON text (through simdjson, no tree): what the hot paths use. nullopt
+// when `text` is not a JSON object.
+std::optional<std::string> events_json_to_core(std::string_view text);
+std::optional<std::string> core_json_to_events(std::string_view text);
 
 // A request body of resource `view` in the storage's shape (the body itself when view is not a view).
 YAML::Node to_storage(const kind_info& view, const YAML::Node& body);

@@ -31,6 +31,34 @@ std::optional<dom::element> json_doc::find(std::initializer_list<std::string_vie
   return cur;
 }
 
+std::vector<std::pair<std::string, std::string>> string_fields(const json_doc& doc,
+                                                             const std::vector<std::string>& paths) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& path : paths) {
+    dom::element cur = doc.root();
+    std::string_view rest = path;
+    bool ok = true;
+    while (ok) {
+      size_t dot = rest.find('.');
+      dom::object obj;
+      ok = cur.get_object().get(obj) == simdjson::SUCCESS && obj.at_key(rest.substr(0, dot)).get(cur) == simdjson::SUCCESS;
+      if (dot == std::string_view::npos) break;
+      rest.remove_prefix(dot + 1);
+    }
+    if (!ok) continue;
+    std::string_view v;
+    auto t = cur.type();
+    if (t == dom::element_type::STRING && cur.get_string().get(v) == simdjson::SUCCESS) {
+      out.emplace_back(path, std::string(v));
+    } else if (t != dom::element_type::OBJECT && t != dom::element_type::ARRAY && t != dom::element_type::NULL_VALUE) {
+      std::string text;  // numbers and booleans, as their JSON text (what a selector compares)
+      append_element(text, cur);
+      out.emplace_back(path, std::move(text));
+    }
+  }
+  return out;
+}
+
 std::string json_quote(std::string_view s) {
   std::string out;
   codec::append_json_string(out, s);

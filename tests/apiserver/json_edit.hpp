@@ -40,6 +40,9 @@ private:
 void append_element(std::string& out, simdjson::dom::element e);
 // The object `root` written compactly with `edits` applied.
 std::string edit_json(simdjson::dom::element root, const std::vector<json_edit>& edits);
+// The values at dotted paths ("spec.nodeName") that are set and scalar (strings as their value,
+// numbers and booleans as their JSON text).
+std::vector<std::pair<std::string, std::string>> string_fields(const json_doc& doc, const std::vector<std::string>& paths);
 // A JSON string literal.
 std::string json_quote(std::string_view s);
 

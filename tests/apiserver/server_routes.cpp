@@ -134,6 +134,7 @@ void server::route_collection(request& r, const kind_info& k, const std::string&
     return respond(r.req, 200, content_type(f), list_body(k, *res.value, f));
   }
   if (r.method == "POST") {
+    if (!r.body.empty() && !is_protobuf(r.content_type)) return respond_object(r, 201, store_.create_json(k, ns, r.body), f);
     auto body = body_tree(r, k.prototype);
     if (!body) return respond_error(r.req, bad_request(body.err().message), f);
     return respond_object(r, 201, store_.create(k, ns, *body), f);

@@ -119,6 +119,9 @@ public:
   explicit store(store_options opts = {});
 
   op_result<object_ptr> create(const kind_info& k, const std::string& ns, const YAML::Node& body);
+  // create() from JSON text: a view's body is converted as text (event_views.hpp) and the tree is
+  // parsed once, in the storage's shape.
+  op_result<object_ptr> create_json(const kind_info& k, const std::string& ns, std::string_view text);
   op_result<object_ptr> get(const kind_info& k, const std::string& ns, const std::string& name) const;
   op_result<list_result> list(const kind_info& k, const std::string& ns, const list_request& req) const;
   // PUT; `status_only` for the /status subresource.
@@ -148,7 +151,8 @@ private:
   using object_map = std::map<std::string, object_ptr>;
   object_map& objects(const kind_info& k) { return objects_[k.storage]; }
   const object_map* objects_or_null(const kind_info& k) const;
-  op_result<object_ptr> create_stored(const kind_info& k, const std::string& ns, const YAML::Node& body);
+  // `owned`: body is the caller's to give away (changed in place instead of cloned).
+  op_result<object_ptr> create_stored(const kind_info& k, const std::string& ns, const YAML::Node& body, bool owned);
   op_result<object_ptr> commit(const kind_info& k, change_type t, YAML::Node tree, object_ptr prev);
   // Commits new JSON text of `prev` (same name, uid and labels; selectable fields given) as
   // resourceVersion `rv`, which must be the next one.

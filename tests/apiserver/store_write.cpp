@@ -4,6 +4,7 @@
 
 #include "messages/codec.hpp"
 #include "tests/apiserver/event_views.hpp"
+#include "tests/apiserver/json_edit.hpp"
 #include "tests/apiserver/json_tree.hpp"
 #include "tests/apiserver/pod_strategy.hpp"
 #include "tests/apiserver/selectors.hpp"
@@ -87,15 +88,35 @@ std::optional<api_error> store::check_namespace(const kind_info& k, const std::s
 }
 
 R store::create(const kind_info& k, const std::string& ns, const YAML::Node& body) {
-  if (!k.is_view()) return create_stored(k, ns, body);
+  if (!k.is_view()) return create_stored(k, ns, body, false);
   if (auto e = check_view_body(k, body)) return R::fail(*e);
-  return as_view(k, create_stored(*k.storage, ns, to_storage(k, body)));
+  return as_view(k, create_stored(*k.storage, ns, to_storage(k, body), true));
 }
 
-R store::create_stored(const kind_info& k, const std::string& ns, const YAML::Node& body) {
+R store::create_json(const kind_info& k, const std::string& ns, std::string_view text) {
+  std::optional<std::string> converted;
+  if (k.is_view()) {
+    static json_doc doc;
+    if (doc.parse(text)) {
+      std::string_view kind, av;
+      if (doc.root()["kind"].get_string().get(kind) != simdjson::SUCCESS) kind = {};
+      if (doc.root()["apiVersion"].get_string().get(av) != simdjson::SUCCESS) av = {};
+      if ((!kind.empty() && kind != k.kind) || (!av.empty() && av != k.api_version()))
+        return R::fail(bad_request("the body's kind \"" + std::string(av) + "/" + std::string(kind) +
+                                   "\" does not match the resource " + k.api_version() + "/" + k.resource));
+      converted = events_json_to_core(text);
+    }
+  }
+  auto tree = parse_json_object(converted ? std::string_view(*converted) : text);
+  if (!tree) return R::fail(bad_request(tree.err().message));
+  if (!converted) return create(k, ns, *tree);
+  return as_view(k, create_stored(*k.storage, ns, *tree, true));
+}
+
+R store::create_stored(const kind_info& k, const std::string& ns, const YAML::Node& body, bool owned) {
   if (!body.IsMap()) return R::fail(bad_request("the request body is not a JSON object"));
   if (auto e = check_type_meta(k, body)) return R::fail(*e);
-  YAML::Node tree = clone(body);
+  YAML::Node tree = owned ? body : clone(body);
   if (!at(tree, "metadata").IsMap()) tree["metadata"] = YAML::Node(YAML::NodeType::Map);
   YAML::Node meta = tree["metadata"];
   std::string body_ns = scalar_or_empty(child(meta, "namespace"));
