@@ -4,6 +4,7 @@
 
 #include <deque>
 #include <unordered_map>
+#include <unordered_set>
 
 #include <google/protobuf/util/message_differencer.h>
 #include <spdlog/spdlog.h>
@@ -56,6 +57,9 @@ struct api_state {
   std::unordered_map<std::string, node_info_ptr> nodes;  // by name
   std::unordered_map<std::string, pod_info_ptr> pods;    // by uid
   std::unordered_map<std::string, std::string> uid_by_key;  // namespace/name -> uid
+  // bench --kubeconfig: namespaces this source created, and pods waiting for theirs.
+  std::unordered_set<std::string> namespaces_created;
+  std::unordered_map<std::string, std::vector<pod_info_ptr>> pods_awaiting_namespace;
   std::map<std::string, std::shared_ptr<const k8s::core::Namespace>> namespaces;  // by name
   std::map<std::string, std::shared_ptr<const k8s::policy::PodDisruptionBudget>> pdbs;  // by ns/name
   cluster_objects_ptr objects = std::make_shared<const cluster_objects>();
@@ -432,7 +436,8 @@ status_promise evict(api_self self, const std::string& uid, const std::string& m
 }
 
 template <class T>
-void create_object(api_self self, const T& obj, const std::string& path, const char* kind) {
+void create_object(api_self self, const T& obj, const std::string& path, const char* kind,
+                   std::function<void()> after = nullptr) {
   api::http_request req;
   req.method = "POST";
   req.path = path;
@@ -440,21 +445,56 @@ void create_object(api_self self, const T& obj, const std::string& path, const c
   req.accept = req.content_type;
   req.body = self->state.opts.encoding == api::encoding::protobuf ? codec::encode_protobuf(obj, "v1", kind)
                                                                   : codec::encode_json(obj);
-  write(self, std::move(req), [kind](const api::http_response& r) {
+  write(self, std::move(req), [kind, after = std::move(after)](const api::http_response& r) {
     if (r.status != 409) log_failed(kind, r);
+    if (after) after();
   });
 }
 
-// `bench --kubeconfig`: the workload's namespaces (with their labels) are created through the API;
-// one that exists already is fine. Workload selectors and PDBs are not API objects here.
+// The pod as the API object: pod_info's namespace and name are authoritative (a workload's pods share
+// one template object); the apiserver assigns the uid.
+void post_pod(api_self self, const pod_info& p) {
+  k8s::core::Pod obj = *p.pod;
+  obj.mutable_metadata()->set_name(p.name);
+  obj.mutable_metadata()->set_namespace_(p.ns);
+  obj.mutable_metadata()->clear_uid();
+  obj.mutable_metadata()->clear_generate_name();
+  if (!p.node_name.empty()) obj.mutable_spec()->set_node_name(p.node_name);
+  create_object(self, obj, "/api/v1/namespaces/" + api::url_escape(p.ns) + "/pods", "Pod");
+}
+
+// `bench --kubeconfig` creates its namespaces through the API before their pods (the apiserver
+// refuses a pod in a namespace that does not exist): a pod whose namespace is not known yet waits
+// until the namespace's POST is answered (201, or 409 when it exists already).
+void ensure_namespace(api_self self, const std::string& name, const label_map* labels) {
+  auto& st = self->state;
+  if (st.namespaces.count(name) || st.namespaces_created.count(name) || st.pods_awaiting_namespace.count(name))
+    return;
+  st.pods_awaiting_namespace[name];
+  k8s::core::Namespace ns;
+  ns.mutable_metadata()->set_name(name);
+  if (labels)
+    for (auto& [k, v] : labels->entries()) (*ns.mutable_metadata()->mutable_labels())[k] = v;
+  create_object(self, ns, "/api/v1/namespaces", "Namespace", [self, name] {
+    auto& st = self->state;
+    st.namespaces_created.insert(name);
+    auto waiting = std::move(st.pods_awaiting_namespace[name]);
+    st.pods_awaiting_namespace.erase(name);
+    for (auto& p : waiting) post_pod(self, *p);
+  });
+}
+
+void create_pod(api_self self, pod_info_ptr p) {
+  auto& st = self->state;
+  if (!p->pod) return;
+  if (st.namespaces.count(p->ns) || st.namespaces_created.count(p->ns)) return post_pod(self, *p);
+  ensure_namespace(self, p->ns, nullptr);
+  st.pods_awaiting_namespace[p->ns].push_back(std::move(p));
+}
+
+// The workload's namespaces, with their labels. Workload selectors and PDBs are not API objects here.
 void create_namespaces(api_self self, const cluster_objects& objs) {
-  for (auto& [name, labels] : objs.namespace_labels) {
-    if (self->state.namespaces.count(name)) continue;
-    k8s::core::Namespace ns;
-    ns.mutable_metadata()->set_name(name);
-    for (auto& [k, v] : labels.entries()) (*ns.mutable_metadata()->mutable_labels())[k] = v;
-    create_object(self, ns, "/api/v1/namespaces", "Namespace");
-  }
+  for (auto& [name, labels] : objs.namespace_labels) ensure_namespace(self, name, &labels);
   if (!objs.workloads.empty() || !objs.pdbs.empty())
     spdlog::warn("api_cluster: workload selectors and PodDisruptionBudgets are not created through the API");
 }
@@ -493,7 +533,7 @@ cluster_actor::behavior_type api_behavior(api_self self) {
     },
     [=](create_atom, pod_info_ptr p) {
       auto probe_scope = begin();
-      if (p->pod) create_object(self, *p->pod, "/api/v1/namespaces/" + api::url_escape(p->ns) + "/pods", "Pod");
+      create_pod(self, std::move(p));
     },
     [=](create_atom, cluster_objects_ptr objs) {
       auto probe_scope = begin();

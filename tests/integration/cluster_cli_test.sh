@@ -9,7 +9,7 @@
 # failure.
 set -euo pipefail
 
-cases=(bind-all faults churn tls-token tls-wrong-ca kubectl)
+cases=(bind-all faults churn tls-token tls-wrong-ca kubectl bench-api)
 if [ "${1:-}" = "--list" ]; then
   printf '%s\n' "${cases[@]}"
   exit 0
@@ -200,6 +200,16 @@ YAML
     stop_run
     kubectl delete pod web >/dev/null || fail "kubectl delete pod"
     [ -z "$(kubectl get pods --no-headers 2>/dev/null)" ] || fail "web still listed after delete"
+    ;;
+  bench-api)
+    # bench --kubeconfig: a workload's nodes, namespaces and pods created through the API, every
+    # measured pod bound (exit 0: no stall, no invariant violation).
+    start_apiserver
+    "$sched" bench --kubeconfig "$certs/kubeconfig" --workload "$repo/bench/workloads/ci-small.yaml" --quiet \
+      --stall-timeout 120 --output json >"$work/bench.json" 2>"$work/bench.err" ||
+      fail "bench through the apiserver: $(tail -5 "$work/bench.err")"
+    python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); assert r["scheduled"] == 500, r["scheduled"]' \
+      "$work/bench.json" || fail "not every measured pod scheduled"
     ;;
   *)
     fail "unknown case"
