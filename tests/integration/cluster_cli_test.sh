@@ -195,7 +195,14 @@ YAML
     start_run "$certs/kubeconfig"
     python3 "$load" wait --server "$server" --certs "$certs" --pods 1 --timeout 120 >/dev/null || fail "web not bound"
     kubectl get pods -o wide | grep -E "^web .* kn-1 " >/dev/null || fail "kubectl get pods -o wide: $(kubectl get pods -o wide)"
-    timeout 60 kubectl get events -w 2>/dev/null | grep -m1 -q "Scheduled" || true
+    # The Scheduled Event follows the binding: watch for it (kubectl get events -w on a FIFO).
+    mkfifo "$work/events.fifo"
+    kubectl get events -w >"$work/events.fifo" 2>/dev/null &
+    watch_pid=$!
+    pids+=("$watch_pid")
+    exec 6<"$work/events.fifo"
+    while IFS= read -r -t 60 line <&6; do [[ $line == *Scheduled* ]] && break; done
+    kill "$watch_pid" 2>/dev/null || true
     kubectl get events | grep -q "Successfully assigned default/web to kn-1" || fail "no Scheduled event: $(kubectl get events)"
     stop_run
     kubectl delete pod web >/dev/null || fail "kubectl delete pod"
