@@ -136,6 +136,11 @@ YAML::Node to_view(const kind_info& view, const YAML::Node& stored) {
   return view.is_view() ? core_to_events(stored) : stored;
 }
 
+op_result<object_ptr> as_view(const kind_info& k, op_result<object_ptr> r) {
+  if (r.ok()) r.value = view_of(*r.value, k);
+  return r;
+}
+
 object_ptr view_of(const object_ptr& o, const kind_info& view) {
   if (!o || o->kind == &view) return o;
   if (o->view_cache && o->view_cache->kind == &view) return o->view_cache;

@@ -107,3 +107,43 @@ TEST(EventViews, WrittenThroughCoreV1ReadsAsEventsK8sIo) {
 
 }  // namespace
 }  // namespace kas::testapi
+
+namespace kas::testapi {
+namespace {
+
+// create_json stores plain bodies without a tree (store_fast.cpp); what it stores must be what the
+// tree path stores, and whatever it is unsure of must get the tree path's answer.
+TEST(CreateJson, TreelessCreateMatchesTheTreePath) {
+  store s;
+  const std::string body = R"({"apiVersion":"v1","kind":"Event","metadata":{"name":"NAME","labels":{"a":"b"}},)"
+                           R"("involvedObject":{"kind":"Pod","name":"p","namespace":"default"},"count":2,)"
+                           R"("reason":"Scheduled","message":"m \"q\"","type":"Normal","eventTime":"2026-01-02T03:04:05.000001Z"})";
+  auto with_name = [&](const std::string& n) { return body.substr(0, body.find("NAME")) + n + body.substr(body.find("NAME") + 4); };
+  auto fast = s.create_json(core_events(), "default", with_name("fast"));
+  auto slow = s.create(core_events(), "default", json(with_name("slow")));
+  ASSERT_TRUE(fast.ok() && slow.ok()) << fast.err.message << slow.err.message;
+  auto normalized = [](const stored_object& o) {
+    YAML::Node t = o.tree();
+    for (const char* k : {"name", "uid", "creationTimestamp", "resourceVersion"}) t["metadata"][k] = str_node("x");
+    return to_json(t);
+  };
+  EXPECT_EQ(normalized(**fast.value), normalized(**slow.value));
+  EXPECT_EQ((*fast.value)->labels, (*slow.value)->labels);
+  EXPECT_EQ((*fast.value)->fields, (*slow.value)->fields);
+  EXPECT_EQ(string_at((*fast.value)->tree(), "metadata.resourceVersion"), std::to_string((*fast.value)->rv));
+
+  // Unsure or failing requests get the tree path's errors.
+  EXPECT_EQ(s.create_json(core_events(), "default", with_name("fast")).err.reason, "AlreadyExists");
+  auto bad = s.create_json(core_events(), "default", R"({"metadata":{"name":"b"},"count":"many"})");
+  EXPECT_EQ(bad.err.code, 400);
+  EXPECT_NE(bad.err.message.find("count"), std::string::npos) << bad.err.message;
+  EXPECT_EQ(s.create_json(core_events(), "nope", with_name("x")).err.code, 404);
+  auto gen = s.create_json(new_events(), "default", R"({"metadata":{"generateName":"e-"},"note":"n"})");
+  ASSERT_TRUE(gen.ok()) << gen.err.message;
+  EXPECT_EQ((*gen.value)->name.size(), 7u);
+  EXPECT_EQ(string_at((*gen.value)->tree(), "note"), "n");
+  EXPECT_EQ(string_at(s.get(core_events(), "default", (*gen.value)->name).value.value()->tree(), "message"), "n");
+}
+
+}  // namespace
+}  // namespace kas::testapi

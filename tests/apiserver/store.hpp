@@ -119,8 +119,8 @@ public:
   explicit store(store_options opts = {});
 
   op_result<object_ptr> create(const kind_info& k, const std::string& ns, const YAML::Node& body);
-  // create() from JSON text: a view's body is converted as text (event_views.hpp) and the tree is
-  // parsed once, in the storage's shape.
+  // create() from JSON text: a view's body is converted as text (event_views.hpp); plain bodies are
+  // stored without building a tree (store_fast.cpp), others parse once, in the storage's shape.
   op_result<object_ptr> create_json(const kind_info& k, const std::string& ns, std::string_view text);
   op_result<object_ptr> get(const kind_info& k, const std::string& ns, const std::string& name) const;
   op_result<list_result> list(const kind_info& k, const std::string& ns, const list_request& req) const;
@@ -151,6 +151,9 @@ private:
   using object_map = std::map<std::string, object_ptr>;
   object_map& objects(const kind_info& k) { return objects_[k.storage]; }
   const object_map* objects_or_null(const kind_info& k) const;
+  // create_json's tree-less path (store_fast.cpp): nullopt when the body or request needs the tree
+  // path (defaults, anything unusual, any error).
+  std::optional<op_result<object_ptr>> create_plain(const kind_info& k, const std::string& ns, std::string_view text);
   // `owned`: body is the caller's to give away (changed in place instead of cloned).
   op_result<object_ptr> create_stored(const kind_info& k, const std::string& ns, const YAML::Node& body, bool owned);
   op_result<object_ptr> commit(const kind_info& k, change_type t, YAML::Node tree, object_ptr prev);
@@ -171,6 +174,8 @@ private:
 };
 
 // Helpers shared by the store's files and the server.
+// A result of the storage kind, shown as resource k (event_views.hpp).
+op_result<object_ptr> as_view(const kind_info& k, op_result<object_ptr> r);
 std::string object_key(const std::string& ns, const std::string& name);
 api_error not_found(const kind_info& k, const std::string& name);
 api_error bad_request(const std::string& message);
@@ -179,6 +184,8 @@ api_error expired(const std::string& message);
 // A fast PRNG (xoshiro256**, seeded once from OpenSSL): uids and generated names only need to be
 // unique in a test fixture, and RAND_bytes per uid cost more than the rest of a create.
 uint64_t fast_random();
+// The 5 characters generateName gets.
+std::string generated_name_suffix();
 std::string random_uuid();
 std::string now_rfc3339();
 

@@ -19,13 +19,17 @@ YAML::Node child(const YAML::Node& n, const char* key) { return at(n, key); }
 
 std::string scalar_or_empty(const YAML::Node& n) { return n.IsDefined() && n.IsScalar() ? n.Scalar() : ""; }
 
-std::string generated_suffix() {
+}  // namespace
+
+std::string generated_name_suffix() {
   static const char alphabet[] = "bcdfghjklmnpqrstvwxz2456789";
   uint64_t r = fast_random();
   std::string s;
   for (int i = 0; i < 5; ++i, r >>= 8) s += alphabet[(r & 0xff) % (sizeof alphabet - 1)];
   return s;
 }
+
+namespace {
 
 // Bodies of proto kinds must decode into their message (types checked by the codec).
 std::optional<api_error> validate_types(const kind_info& k, const YAML::Node& tree) {
@@ -55,11 +59,6 @@ void apply_defaults(const kind_info& k, YAML::Node& tree) {
   }
 }
 
-// A result of the storage kind, shown as resource k.
-R as_view(const kind_info& k, R r) {
-  if (r.ok()) r.value = view_of(*r.value, k);
-  return r;
-}
 
 // What a view's body must pass before it is converted to the storage's shape.
 std::optional<api_error> check_view_body(const kind_info& k, const YAML::Node& body) {
@@ -93,26 +92,6 @@ R store::create(const kind_info& k, const std::string& ns, const YAML::Node& bod
   return as_view(k, create_stored(*k.storage, ns, to_storage(k, body), true));
 }
 
-R store::create_json(const kind_info& k, const std::string& ns, std::string_view text) {
-  std::optional<std::string> converted;
-  if (k.is_view()) {
-    static json_doc doc;
-    if (doc.parse(text)) {
-      std::string_view kind, av;
-      if (doc.root()["kind"].get_string().get(kind) != simdjson::SUCCESS) kind = {};
-      if (doc.root()["apiVersion"].get_string().get(av) != simdjson::SUCCESS) av = {};
-      if ((!kind.empty() && kind != k.kind) || (!av.empty() && av != k.api_version()))
-        return R::fail(bad_request("the body's kind \"" + std::string(av) + "/" + std::string(kind) +
-                                   "\" does not match the resource " + k.api_version() + "/" + k.resource));
-      converted = events_json_to_core(text);
-    }
-  }
-  auto tree = parse_json_object(converted ? std::string_view(*converted) : text);
-  if (!tree) return R::fail(bad_request(tree.err().message));
-  if (!converted) return create(k, ns, *tree);
-  return as_view(k, create_stored(*k.storage, ns, *tree, true));
-}
-
 R store::create_stored(const kind_info& k, const std::string& ns, const YAML::Node& body, bool owned) {
   if (!body.IsMap()) return R::fail(bad_request("the request body is not a JSON object"));
   if (auto e = check_type_meta(k, body)) return R::fail(*e);
@@ -128,7 +107,7 @@ R store::create_stored(const kind_info& k, const std::string& ns, const YAML::No
     if (gen.empty())
       return R::fail({422, "Invalid", k.kind + " \"\" is invalid: metadata.name: Required value: name or generateName is required",
                       "", k.group, k.kind});
-    name = gen + generated_suffix();
+    name = gen + generated_name_suffix();
   }
   if (auto e = check_namespace(k, ns)) return R::fail(*e);
   if (objects(k).count(object_key(k.namespaced ? ns : "", name)))

@@ -1,0 +1,195 @@
+// create from JSON text without a tree (store.hpp, create_json): the body is parsed once with
+// simdjson, checked against the kind's proto by a conservative type check, and written back with
+// the metadata the store stamps (json_edit.hpp). Only the plain success case goes this way: any
+// body the check is unsure of (a type mismatch, bytes, RawExtension, YAML-flavoured text, a
+// kind with create defaults such as pods) or any request that fails takes the tree path, so the
+// errors and their messages are the tree path's.
+#include <google/protobuf/descriptor.h>
+
+#include <limits>
+
+#include "messages/codec.hpp"
+#include "messages/quantity.hpp"
+#include "tests/apiserver/event_views.hpp"
+#include "tests/apiserver/json_edit.hpp"
+#include "tests/apiserver/json_tree.hpp"
+#include "tests/apiserver/selectors.hpp"
+#include "tests/apiserver/store.hpp"
+
+namespace kas::testapi {
+
+namespace {
+
+using R = op_result<object_ptr>;
+namespace dom = simdjson::dom;
+namespace pb = google::protobuf;
+using FD = pb::FieldDescriptor;
+
+bool fits_message(const pb::Descriptor* d, dom::element e, int depth);
+
+bool fits_special(const std::string& type, dom::element e) {
+  std::string_view s;
+  bool is_string = e.get_string().get(s) == simdjson::SUCCESS;
+  if (type == "k8s.meta.Quantity") return is_string && parse_quantity(s).ok();
+  if (type == "k8s.meta.Time" || type == "k8s.meta.MicroTime") {
+    int64_t secs = 0;
+    int32_t nanos = 0;
+    return is_string && codec::parse_rfc3339(s, secs, nanos);
+  }
+  if (type == "k8s.meta.IntOrString") {
+    int64_t v = 0;
+    return is_string || (e.get_int64().get(v) == simdjson::SUCCESS && v >= std::numeric_limits<int32_t>::min() &&
+                         v <= std::numeric_limits<int32_t>::max());
+  }
+  return false;  // RawExtension and anything else: the tree path decides
+}
+
+// One non-null value of field f (an element of it when repeated or a map value).
+bool fits_value(const FD* f, dom::element e, int depth) {
+  auto t = e.type();
+  switch (f->cpp_type()) {
+    case FD::CPPTYPE_MESSAGE: return fits_message(f->message_type(), e, depth + 1);
+    case FD::CPPTYPE_STRING:
+      return f->type() != FD::TYPE_BYTES && t != dom::element_type::OBJECT && t != dom::element_type::ARRAY;
+    case FD::CPPTYPE_BOOL: return t == dom::element_type::BOOL;
+    case FD::CPPTYPE_INT32: {
+      int64_t v = 0;
+      return e.get_int64().get(v) == simdjson::SUCCESS && v >= std::numeric_limits<int32_t>::min() &&
+             v <= std::numeric_limits<int32_t>::max();
+    }
+    case FD::CPPTYPE_INT64: return t == dom::element_type::INT64;
+    case FD::CPPTYPE_UINT32: {
+      uint64_t v = 0;
+      return e.get_uint64().get(v) == simdjson::SUCCESS && v <= std::numeric_limits<uint32_t>::max();
+    }
+    case FD::CPPTYPE_UINT64: return t == dom::element_type::INT64 && e.get_int64().value_unsafe() >= 0;
+    case FD::CPPTYPE_DOUBLE:
+    case FD::CPPTYPE_FLOAT:
+      return t == dom::element_type::INT64 || t == dom::element_type::UINT64 || t == dom::element_type::DOUBLE;
+    default: return false;  // enums: the tree path decides
+  }
+}
+
+bool fits_field(const FD* f, dom::element v, int depth) {
+  if (v.is_null()) return true;  // null leaves a field unset
+  if (f->is_map()) {
+    dom::object obj;
+    if (v.get_object().get(obj) != simdjson::SUCCESS) return false;
+    const FD* vf = f->message_type()->FindFieldByNumber(2);
+    for (auto kv : obj)
+      if (!kv.value.is_null() && !fits_value(vf, kv.value, depth)) return false;
+    return true;
+  }
+  if (f->is_repeated()) {
+    dom::array arr;
+    if (v.get_array().get(arr) != simdjson::SUCCESS) return false;
+    for (auto e : arr)
+      if (!(e.is_null() && f->cpp_type() == FD::CPPTYPE_MESSAGE) && !fits_value(f, e, depth)) return false;
+    return true;
+  }
+  return fits_value(f, v, depth);
+}
+
+const FD* by_json_name(const pb::Descriptor* d, std::string_view key) {
+  for (int i = 0; i < d->field_count(); ++i)
+    if (d->field(i)->json_name() == key) return d->field(i);
+  return nullptr;
+}
+
+bool fits_message(const pb::Descriptor* d, dom::element e, int depth) {
+  if (depth > 100) return false;
+  const std::string& name = d->full_name();
+  if (name.rfind("k8s.meta.", 0) == 0 && (name == "k8s.meta.Quantity" || name == "k8s.meta.Time" ||
+                                          name == "k8s.meta.MicroTime" || name == "k8s.meta.IntOrString" ||
+                                          name == "k8s.meta.RawExtension"))
+    return fits_special(name, e);
+  if (e.is_null()) return true;
+  dom::object obj;
+  if (e.get_object().get(obj) != simdjson::SUCCESS) return false;
+  if (name == "k8s.core.Volume" || name == "k8s.core.PersistentVolumeSpec") return false;  // inline structs
+  for (auto kv : obj)
+    if (const FD* f = by_json_name(d, kv.key); f && !fits_field(f, kv.value, depth)) return false;
+  return true;
+}
+
+std::string_view member_string(dom::element e, std::initializer_list<std::string_view> path, bool& ok) {
+  dom::element cur = e;
+  for (auto key : path) {
+    dom::object obj;
+    if (cur.get_object().get(obj) != simdjson::SUCCESS || obj.at_key(key).get(cur) != simdjson::SUCCESS) return {};
+  }
+  std::string_view s;
+  if (cur.get_string().get(s) != simdjson::SUCCESS) ok = false;
+  return s;
+}
+
+}  // namespace
+
+R store::create_json(const kind_info& k, const std::string& ns, std::string_view text) {
+  std::optional<std::string> converted;
+  if (k.is_view()) {
+    static json_doc doc;
+    bool ok = doc.parse(text);
+    std::string_view kind = ok ? member_string(doc.root(), {"kind"}, ok) : "";
+    std::string_view av = ok ? member_string(doc.root(), {"apiVersion"}, ok) : "";
+    if (ok && (kind.empty() || kind == k.kind) && (av.empty() || av == k.api_version()))
+      converted = events_json_to_core(text);
+  }
+  const kind_info& sk = *k.storage;
+  std::string_view body = converted ? std::string_view(*converted) : text;
+  if (!k.is_view() || converted)
+    if (auto fast = create_plain(sk, ns, body)) return as_view(k, std::move(*fast));
+  auto tree = parse_json_object(body);
+  if (!tree) return R::fail(bad_request(tree.err().message));
+  if (!converted) return create(k, ns, *tree);
+  return as_view(k, create_stored(sk, ns, *tree, true));
+}
+
+std::optional<R> store::create_plain(const kind_info& k, const std::string& ns, std::string_view text) {
+  if (k.resource == "pods" || k.resource == "namespaces" || !k.prototype) return std::nullopt;  // defaults
+  static json_doc doc;
+  if (!doc.parse(text)) return std::nullopt;
+  bool ok = true;
+  std::string_view kind = member_string(doc.root(), {"kind"}, ok), av = member_string(doc.root(), {"apiVersion"}, ok);
+  std::string name(member_string(doc.root(), {"metadata", "name"}, ok));
+  std::string_view body_ns = member_string(doc.root(), {"metadata", "namespace"}, ok);
+  std::string_view generate = member_string(doc.root(), {"metadata", "generateName"}, ok);
+  if (!ok || (!kind.empty() && kind != k.kind) || (!av.empty() && av != k.api_version())) return std::nullopt;
+  if (!body_ns.empty() && (!k.namespaced || body_ns != ns)) return std::nullopt;
+  if (name.empty() && generate.empty()) return std::nullopt;
+  if (check_namespace(k, ns)) return std::nullopt;
+  if (!fits_message(k.prototype->GetDescriptor(), doc.root(), 0)) return std::nullopt;
+  std::map<std::string, std::string> labels;
+  if (auto l = doc.find({"metadata", "labels"}); l && !l->is_null()) {
+    dom::object obj;
+    if (l->get_object().get(obj) != simdjson::SUCCESS) return std::nullopt;
+    for (auto kv : obj) {
+      std::string_view v;
+      if (kv.value.get_string().get(v) != simdjson::SUCCESS) return std::nullopt;
+      labels.emplace(std::string(kv.key), std::string(v));
+    }
+  }
+  if (name.empty()) name = std::string(generate) + generated_name_suffix();
+  if (objects(k).count(object_key(k.namespaced ? ns : "", name))) return std::nullopt;
+  auto obj = std::make_shared<stored_object>();
+  obj->kind = &k;
+  obj->name = name;
+  obj->ns = k.namespaced ? ns : "";
+  obj->uid = random_uuid();
+  obj->labels = std::move(labels);
+  obj->fields = string_fields(doc, selectable_fields(k));
+  std::vector<json_edit> edits = {{{"kind"}, json_quote(k.kind)}, {{"apiVersion"}, json_quote(k.api_version())},
+                                  {{"metadata", "name"}, json_quote(name)}};
+  if (k.namespaced) edits.push_back({{"metadata", "namespace"}, json_quote(ns)});
+  edits.push_back({{"metadata", "uid"}, json_quote(obj->uid)});
+  edits.push_back({{"metadata", "creationTimestamp"}, json_quote(now_rfc3339())});
+  edits.push_back({{"metadata", "resourceVersion"}, json_quote(std::to_string(rv_ + 1))});
+  obj->json = edit_json(doc.root(), edits);
+  obj->rv = ++rv_;
+  object_ptr ptr = obj;
+  objects(k)[object_key(obj->ns, obj->name)] = ptr;
+  record(change{obj->rv, change_type::added, ptr, nullptr});
+  return R::good(ptr);
+}
+
+}  // namespace kas::testapi
