@@ -1,5 +1,7 @@
 #include "client/reflector.hpp"
 
+#include "client/api_requests.hpp"
+
 #include <algorithm>
 #include <mutex>
 #include <optional>
@@ -40,21 +42,6 @@ object_meta meta_of(const pb::Message& obj) {
     out.key = ns.empty() ? name : ns + "/" + name;
     out.uid = string_field(*md, "uid");
     out.rv = string_field(*md, "resource_version");
-  }
-  return out;
-}
-
-std::string url_encode(std::string_view s) {
-  static const char hex[] = "0123456789ABCDEF";
-  std::string out;
-  for (unsigned char c : s) {
-    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
-      out += static_cast<char>(c);
-    } else {
-      out += '%';
-      out += hex[c >> 4];
-      out += hex[c & 15];
-    }
   }
   return out;
 }
@@ -236,8 +223,8 @@ void reflector::impl::report(const std::string& what) {
 
 std::string reflector::impl::query_selectors() const {
   std::string q;
-  if (!r_.field_selector.empty()) q += "&fieldSelector=" + url_encode(r_.field_selector);
-  if (!r_.label_selector.empty()) q += "&labelSelector=" + url_encode(r_.label_selector);
+  if (!r_.field_selector.empty()) q += "&fieldSelector=" + url_escape(r_.field_selector);
+  if (!r_.label_selector.empty()) q += "&labelSelector=" + url_escape(r_.label_selector);
   return q;
 }
 
@@ -279,7 +266,7 @@ void reflector::impl::begin_list(const std::string& cont) {
   continue_ = cont;
   std::string query;
   if (o_.page_size > 0) query += "&limit=" + std::to_string(o_.page_size);
-  if (!cont.empty()) query += "&continue=" + url_encode(cont);
+  if (!cont.empty()) query += "&continue=" + url_escape(cont);
   query += query_selectors();
   http_request req;
   req.path = r_.path;
@@ -404,7 +391,7 @@ void reflector::impl::begin_watch() {
   watch_started_ = steady::now();
   std::string path = r_.path + (r_.path.find('?') == std::string::npos ? "?" : "&");
   path += "watch=1";
-  if (!rv_.empty()) path += "&resourceVersion=" + url_encode(rv_);
+  if (!rv_.empty()) path += "&resourceVersion=" + url_escape(rv_);
   if (o_.bookmarks) path += "&allowWatchBookmarks=true";
   path += "&timeoutSeconds=" + std::to_string(o_.watch_timeout.count());
   path += query_selectors();

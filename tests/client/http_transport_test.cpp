@@ -3,6 +3,7 @@
 // certificates, bearer tokens, every method, streamed bodies, Status errors, cancel, timeouts,
 // keep-alive and the QPS limit. HTTP/2 is checked against the test apiserver, which speaks it.
 #include "client/http_transport.hpp"
+#include "tests/client/python_peer.hpp"
 
 #include <gtest/gtest.h>
 
@@ -64,47 +65,20 @@ public:
     auto cert = write_file(dir_, "server.crt", tls().server.cert_pem);
     auto key = write_file(dir_, "server.key", tls().server.key_pem);
     auto ca = write_file(dir_, "ca.crt", tls().ca.cert_pem);
-    int in[2], out[2];
-    if (pipe(in) != 0 || pipe(out) != 0) throw std::runtime_error("pipe");
-    pid_ = fork();
-    if (pid_ == 0) {
-      dup2(in[0], 0);
-      dup2(out[1], 1);
-      close(in[1]);
-      close(out[0]);
-      std::string script = std::string(KAS_TESTS_DIR) + "/http_peer.py";
-      if (require_client_cert)
-        execlp("python3", "python3", script.c_str(), "--cert", cert.c_str(), "--key", key.c_str(), "--client-ca",
-               ca.c_str(), nullptr);
-      else
-        execlp("python3", "python3", script.c_str(), "--cert", cert.c_str(), "--key", key.c_str(), nullptr);
-      _exit(127);
-    }
-    close(in[0]);
-    close(out[1]);
-    stdin_ = in[1];
-    std::string line;
-    char c;
-    while (read(out[0], &c, 1) == 1 && c != '\n') line += c;
-    close(out[0]);
-    port_ = line.empty() ? 0 : std::stoi(line);
+    std::vector<std::string> args{"--cert", cert, "--key", key};
+    if (require_client_cert) args.insert(args.end(), {"--client-ca", ca});
+    child_ = std::make_unique<testing::python_peer>("http_peer.py", args);
   }
   ~peer() {
-    // SIGTERM ends Python at once (its default action); the blocking wait reaps it. No polling.
-    close(stdin_);
-    kill(pid_, SIGTERM);
-    int st = 0;
-    waitpid(pid_, &st, 0);
+    child_.reset();
     std::filesystem::remove_all(dir_);
   }
-  int port() const { return port_; }
-  std::string url() const { return "https://127.0.0.1:" + std::to_string(port_); }
+  int port() const { return child_->port(); }
+  std::string url() const { return "https://127.0.0.1:" + std::to_string(port()); }
 
 private:
   std::filesystem::path dir_;
-  pid_t pid_ = -1;
-  int stdin_ = -1;
-  int port_ = 0;
+  std::unique_ptr<testing::python_peer> child_;
 };
 
 connection_config trusted(const peer& p) {

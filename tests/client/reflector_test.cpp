@@ -8,6 +8,7 @@
 // thread, as it would on its owning actor. Waits are "until this many deltas arrived", bounded by a
 // generous deadline that only turns a hang into a failure.
 #include "client/reflector.hpp"
+#include "tests/client/python_peer.hpp"
 
 #include <gtest/gtest.h>
 
@@ -55,49 +56,26 @@ public:
     auto cert = (dir_ / "server.crt").string(), key = (dir_ / "server.key").string();
     std::ofstream(cert) << kp.cert_pem;
     std::ofstream(key) << kp.key_pem;
-    int in[2], out[2];
-    if (pipe(in) != 0 || pipe(out) != 0) throw std::runtime_error("pipe");
-    pid_ = fork();
-    if (pid_ == 0) {
-      dup2(in[0], 0);
-      dup2(out[1], 1);
-      close(in[1]);
-      close(out[0]);
-      std::string script = std::string(KAS_TESTS_DIR) + "/list_watch_peer.py";
-      execlp("python3", "python3", script.c_str(), "--cert", cert.c_str(), "--key", key.c_str(), nullptr);
-      _exit(127);
-    }
-    close(in[0]);
-    close(out[1]);
-    stdin_ = in[1];
-    std::string line;
-    char c;
-    while (read(out[0], &c, 1) == 1 && c != '\n') line += c;
-    close(out[0]);
-    port_ = line.empty() ? 0 : std::stoi(line);
+    child_ = std::make_unique<api::testing::python_peer>("list_watch_peer.py",
+                                                          std::vector<std::string>{"--cert", cert, "--key", key});
   }
   ~peer() {
-    close(stdin_);
-    kill(pid_, SIGTERM);
-    int st = 0;
-    waitpid(pid_, &st, 0);
+    child_.reset();
     std::filesystem::remove_all(dir_);
   }
   connection_config connection() const {
     connection_config c;
-    c.server = "https://127.0.0.1:" + std::to_string(port_);
+    c.server = "https://127.0.0.1:" + std::to_string(port());
     c.ca_pem = ca_pem_;
     c.source = "test";
     return c;
   }
-  int port() const { return port_; }
+  int port() const { return child_->port(); }
 
 private:
   std::filesystem::path dir_;
   std::string ca_pem_;
-  pid_t pid_ = -1;
-  int stdin_ = -1;
-  int port_ = 0;
+  std::unique_ptr<api::testing::python_peer> child_;
 };
 
 // The owner's context: closures queued from any thread, run by the test thread in order.
