@@ -111,7 +111,28 @@ int main(int argc, char** argv) {
     return failed;
   };
   int cf = phase("creates", pod);
+  // A pods watch from here on, as the scheduler keeps one: each binding is also a watch event.
+  auto list = [&] {
+    std::promise<http_response> p;
+    http_request r;
+    r.path = "/api/v1/namespaces/kube-system/pods?limit=1";
+    r.accept = "application/json";
+    t->get()->start(std::move(r), http_callbacks{nullptr, nullptr, [&](http_response resp) { p.set_value(std::move(resp)); }});
+    return p.get_future().get();
+  }();
+  size_t at = list.body.find("\"resourceVersion\":\"");
+  std::string rv = at == std::string::npos ? "0" : list.body.substr(at + 19, list.body.find('"', at + 19) - at - 19);
+  std::atomic<long> watch_events{0};
+  http_request w;
+  w.path = "/api/v1/pods?watch=1&resourceVersion=" + rv;
+  w.accept = "application/json";
+  w.stream = true;
+  auto watch_id = (*t)->start(std::move(w), http_callbacks{nullptr, [&](std::string_view chunk) {
+                                  for (char c : chunk) watch_events += c == '\n';
+                                }, [](http_response) {}});
   int bf = phase("bindings", bind);
   int ef = phase("events", event);
+  printf("pods watch: %ld events received\n", watch_events.load());
+  (*t)->cancel(watch_id);
   return (cf || bf || ef) ? 1 : 0;
 }

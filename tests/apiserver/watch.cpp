@@ -1,9 +1,11 @@
 // Watch streams of the test apiserver fixture (server.hpp). A watch is an h2o generator living in
-// its request's memory pool: frames are queued in `pending_` and handed to h2o one batch at a time;
+// its request's memory pool: frames (shared between the watches that send the same bytes) are
+// queued in `pending_` and handed to h2o one batch of buffers at a time;
 // the next batch goes out from `proceed`, when h2o has written the previous one, so the loop never
 // blocks on a slow reader. The store's listener fans every change out to the open watches
 // synchronously, so a watch has seen every change up to the store's resourceVersion; bookmarks can
 // therefore carry that resourceVersion.
+#include <cstring>
 #include <ctime>
 #include <deque>
 #include <new>
@@ -16,7 +18,19 @@ namespace kas::testapi {
 
 class watch_stream;
 namespace {
-void on_change_for(watch_stream* w, const change& c);
+using frame_ptr = std::shared_ptr<const std::string>;
+// The frames made for one change, shared by every watch that sends the same bytes: a change is
+// encoded once per (view, format, event type), not once per watcher.
+struct frame_cache {
+  struct entry {
+    const kind_info* view;
+    wire_format fmt;
+    const char* type;
+    frame_ptr frame;
+  };
+  std::vector<entry> entries;
+};
+void on_change_for(watch_stream* w, const change& c, frame_cache* cache);
 }
 
 class watch_stream {
@@ -34,7 +48,8 @@ public:
   size_t index = 0;  // slot in server::watches_
   uint64_t events = 0;
 
-  void queue(std::string frame) { pending_.push_back(std::move(frame)); }
+  void queue(std::string frame) { pending_.push_back(std::make_shared<const std::string>(std::move(frame))); }
+  void queue(frame_ptr frame) { pending_.push_back(std::move(frame)); }
   // Ends the stream after what is queued.
   void close() { closing_ = true; }
   bool closing() const { return closing_; }
@@ -51,8 +66,9 @@ public:
   std::string frame(const char* type, const stored_object& o) const;
 
 private:
-  std::deque<std::string> pending_;
-  std::string inflight_;
+  std::deque<frame_ptr> pending_;
+  std::vector<frame_ptr> inflight_;  // what h2o is sending (kept alive until proceed)
+  std::vector<h2o_iovec_t> vecs_;
   bool sending_ = false, closing_ = false, finished_ = false;
 };
 
@@ -68,19 +84,21 @@ void watch_stream::flush(bool force) {
   if (sending_ || finished_) return;
   if (pending_.empty() && !closing_ && !force) return;
   inflight_.clear();
+  vecs_.clear();
   while (!pending_.empty()) {
-    inflight_ += pending_.front();
+    inflight_.push_back(std::move(pending_.front()));
     pending_.pop_front();
+    vecs_.push_back(h2o_iovec_init(inflight_.back()->data(), inflight_.back()->size()));
   }
-  h2o_iovec_t v = h2o_iovec_init(inflight_.data(), inflight_.size());
   sending_ = true;
   if (closing_) {
     finished_ = true;
     srv->unregister(this);
-    h2o_send(req, &v, 1, H2O_SEND_STATE_FINAL);  // may dispose the pool (and this): return at once
+    // May dispose the pool (and this): return at once.
+    h2o_send(req, vecs_.data(), vecs_.size(), H2O_SEND_STATE_FINAL);
     return;
   }
-  h2o_send(req, &v, 1, H2O_SEND_STATE_IN_PROGRESS);
+  h2o_send(req, vecs_.data(), vecs_.size(), H2O_SEND_STATE_IN_PROGRESS);
 }
 
 namespace {
@@ -150,7 +168,7 @@ void server::start_watch(request& r, const kind_info& k, const std::string& ns, 
     for (const auto& o : store_.snapshot(k, ns))
       if (w->matches(*o)) w->queue(w->frame("ADDED", *o));
   } else {
-    for (const change* c : backlog) on_change_for(w, *c);
+    for (const change* c : backlog) on_change_for(w, *c, nullptr);
   }
   w->flush(true);
 }
@@ -159,7 +177,7 @@ namespace {
 
 // What a change looks like through this watch's selectors, as the watch cache shows it: an object
 // that starts matching is ADDED, one that stops matching is DELETED.
-void on_change_for(watch_stream* w, const change& c) {
+void on_change_for(watch_stream* w, const change& c, frame_cache* cache) {
   if (w->closing()) return;
   // Changes are recorded in the storage's shape; a watch of a view (events.k8s.io) converts them.
   object_ptr obj = view_of(c.obj, *w->kind), prev = view_of(c.prev, *w->kind);
@@ -170,7 +188,18 @@ void on_change_for(watch_stream* w, const change& c) {
   else if (now) type = before ? "MODIFIED" : "ADDED";
   else if (before) type = "DELETED";
   if (!type) return;
-  w->queue(w->frame(type, *obj));
+  if (w->table || !cache) {
+    w->queue(w->frame(type, *obj));
+  } else {
+    frame_ptr frame;
+    for (const auto& e : cache->entries)
+      if (e.view == w->kind && e.fmt == w->fmt && std::strcmp(e.type, type) == 0) frame = e.frame;
+    if (!frame) {
+      frame = std::make_shared<const std::string>(w->frame(type, *obj));
+      cache->entries.push_back({w->kind, w->fmt, type, frame});
+    }
+    w->queue(std::move(frame));
+  }
   ++w->events;
   uint64_t every = w->srv->options().faults.watch_close_every;
   if (every > 0 && w->events >= every) {
@@ -183,10 +212,11 @@ void on_change_for(watch_stream* w, const change& c) {
 
 void server::on_change(const change& c) {
   iterating_ = true;
+  frame_cache cache;
   for (size_t i = 0; i < watches_.size(); ++i) {
     watch_stream* w = watches_[i];
     if (!w || w->kind->storage != c.obj->kind) continue;
-    on_change_for(w, c);
+    on_change_for(w, c, &cache);
     w->flush();
   }
   iterating_ = false;
