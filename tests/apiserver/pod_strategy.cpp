@@ -13,14 +13,12 @@ namespace {
 
 using amounts = std::map<std::string, int64_t>;  // cpu/memory -> milli-units
 
-// Adds the container's nonzero cpu/memory entries of `list` to `sum`; returns the names added.
-std::set<std::string> add_resources(const YAML::Node& list, amounts& sum) {
+// Adds the nonzero cpu/memory entries to `sum`; returns the names added.
+std::set<std::string> add_resources(const std::vector<std::pair<std::string, std::string>>& list, amounts& sum) {
   std::set<std::string> found;
-  if (!list.IsMap()) return found;
-  for (const auto& kv : list) {
-    const std::string name = kv.first.Scalar();
-    if ((name != "cpu" && name != "memory") || !kv.second.IsScalar()) continue;
-    auto q = parse_quantity(kv.second.Scalar());
+  for (const auto& [name, text] : list) {
+    if (name != "cpu" && name != "memory") continue;
+    auto q = parse_quantity(text);
     if (!q || q->is_zero()) continue;
     sum[name] += q->milli_value();
     found.insert(name);
@@ -28,27 +26,30 @@ std::set<std::string> add_resources(const YAML::Node& list, amounts& sum) {
   return found;
 }
 
+std::vector<std::pair<std::string, std::string>> scalars_of(const YAML::Node& map) {
+  std::vector<std::pair<std::string, std::string>> out;
+  if (map.IsMap())
+    for (const auto& kv : map)
+      if (kv.second.IsScalar()) out.emplace_back(kv.first.Scalar(), kv.second.Scalar());
+  return out;
+}
+
 }  // namespace
 
-std::string pod_qos_class(const YAML::Node& pod) {
+std::string qos_class_of(const std::vector<container_resources>& containers) {
   amounts requests, limits;
   bool guaranteed = true;
-  YAML::Node spec = at(pod, "spec");
-  for (const char* list : {"containers", "initContainers"}) {
-    YAML::Node containers = at(spec, list);
-    if (!containers.IsSequence()) continue;
-    for (const auto& c : containers) {
-      YAML::Node res = at(c, "resources");
-      YAML::Node req = at(res, "requests"), lim = at(res, "limits");
-      // Defaulting: a limit without a request makes the request equal to it.
-      YAML::Node effective = req.IsMap() ? clone(req) : YAML::Node(YAML::NodeType::Map);
-      if (lim.IsMap())
-        for (const auto& kv : lim)
-          if (!at(effective, kv.first.Scalar()).IsDefined()) effective[kv.first.Scalar()] = kv.second;
-      add_resources(effective, requests);
-      auto with_limits = add_resources(lim, limits);
-      if (!with_limits.count("cpu") || !with_limits.count("memory")) guaranteed = false;
+  for (const auto& c : containers) {
+    // Defaulting: a limit without a request makes the request equal to it.
+    auto effective = c.requests;
+    for (const auto& [name, text] : c.limits) {
+      bool has = false;
+      for (const auto& r : effective) has = has || r.first == name;
+      if (!has) effective.emplace_back(name, text);
     }
+    add_resources(effective, requests);
+    auto with_limits = add_resources(c.limits, limits);
+    if (!with_limits.count("cpu") || !with_limits.count("memory")) guaranteed = false;
   }
   if (requests.empty() && limits.empty()) return "BestEffort";
   if (guaranteed)
@@ -57,6 +58,20 @@ std::string pod_qos_class(const YAML::Node& pod) {
       if (it == limits.end() || it->second != amount) guaranteed = false;
     }
   return guaranteed && requests.size() == limits.size() ? "Guaranteed" : "Burstable";
+}
+
+std::string pod_qos_class(const YAML::Node& pod) {
+  std::vector<container_resources> all;
+  YAML::Node spec = at(pod, "spec");
+  for (const char* list : {"containers", "initContainers"}) {
+    YAML::Node containers = at(spec, list);
+    if (!containers.IsSequence()) continue;
+    for (const auto& c : containers) {
+      YAML::Node res = at(c, "resources");
+      all.push_back({scalars_of(at(res, "requests")), scalars_of(at(res, "limits"))});
+    }
+  }
+  return qos_class_of(all);
 }
 
 void prepare_pod_for_create(YAML::Node& pod) {

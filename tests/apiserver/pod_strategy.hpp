@@ -5,10 +5,19 @@
 // defaults to default-scheduler. Other kinds (Nodes in particular) keep the status they are created
 // with, as upstream.
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <yaml-cpp/yaml.h>
 
 namespace kas::testapi {
+
+// One container's resources.requests and resources.limits, as (name, quantity text) pairs.
+struct container_resources {
+  std::vector<std::pair<std::string, std::string>> requests, limits;
+};
+// The QoS class of a pod with these containers (containers and initContainers).
+std::string qos_class_of(const std::vector<container_resources>& containers);
 
 // The pod's QoS class from its containers' cpu/memory requests and limits (a request left unset
 // defaults to the limit, as API defaulting does): Guaranteed, Burstable or BestEffort.

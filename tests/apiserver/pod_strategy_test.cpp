@@ -41,3 +41,32 @@ TEST(PodStrategy, QosClassFromRequestsAndLimits) {
 
 }  // namespace
 }  // namespace kas::testapi
+
+namespace kas::testapi {
+namespace {
+
+// The tree-less create (store_fast.cpp) applies the same pod strategy as the tree path.
+TEST(PodStrategy, TreelessCreateMatchesTheTreePath) {
+  store s;
+  const kind_info& pods = *find_kind("", "v1", "pods");
+  const std::string body = R"({"metadata":{"name":"NAME","labels":{"app":"w"}},"spec":{"containers":[{"name":"c",)"
+                           R"("image":"busybox","resources":{"limits":{"cpu":"1","memory":"1Gi"}}}]},)"
+                           R"("status":{"phase":"Running","conditions":[{"type":"Ready","status":"True"}]}})";
+  auto with_name = [&](const std::string& n) { return body.substr(0, body.find("NAME")) + n + body.substr(body.find("NAME") + 4); };
+  auto fast = s.create_json(pods, "default", with_name("fast"));
+  auto slow = s.create(pods, "default", json(with_name("slow")));
+  ASSERT_TRUE(fast.ok() && slow.ok()) << fast.err.message << slow.err.message;
+  auto normalized = [](const stored_object& o) {
+    YAML::Node t = o.tree();
+    for (const char* k : {"name", "uid", "creationTimestamp", "resourceVersion"}) t["metadata"][k] = str_node("x");
+    return to_json(t);
+  };
+  EXPECT_EQ(normalized(**fast.value), normalized(**slow.value));
+  EXPECT_EQ(to_json(at((*fast.value)->tree(), "status")), R"({"phase":"Pending","qosClass":"Guaranteed"})");
+  EXPECT_EQ((*fast.value)->fields, (*slow.value)->fields);
+  EXPECT_EQ((*fast.value)->field("status.phase"), "Pending");
+  EXPECT_EQ((*fast.value)->field("spec.schedulerName"), "default-scheduler");
+}
+
+}  // namespace
+}  // namespace kas::testapi

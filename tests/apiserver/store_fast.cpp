@@ -2,8 +2,8 @@
 // simdjson, checked against the kind's proto by a conservative type check, and written back with
 // the metadata the store stamps (json_edit.hpp). Only the plain success case goes this way: any
 // body the check is unsure of (a type mismatch, bytes, RawExtension, YAML-flavoured text, a
-// kind with create defaults such as pods) or any request that fails takes the tree path, so the
-// errors and their messages are the tree path's.
+// namespace's defaults) or any request that fails takes the tree path, so the errors and their
+// messages are the tree path's. Pods get the pod strategy's create changes as edits.
 #include <google/protobuf/descriptor.h>
 
 #include <limits>
@@ -13,6 +13,7 @@
 #include "tests/apiserver/event_views.hpp"
 #include "tests/apiserver/json_edit.hpp"
 #include "tests/apiserver/json_tree.hpp"
+#include "tests/apiserver/pod_strategy.hpp"
 #include "tests/apiserver/selectors.hpp"
 #include "tests/apiserver/store.hpp"
 
@@ -123,6 +124,45 @@ std::string_view member_string(dom::element e, std::initializer_list<std::string
   return s;
 }
 
+// resources.requests/limits of every container and init container, for the QoS class; false when a
+// value is not a string or number (the tree path decides then).
+bool pod_resources(const json_doc& doc, std::vector<container_resources>& out) {
+  for (std::string_view list : {"containers", "initContainers"}) {
+    auto containers = doc.find({"spec", list});
+    dom::array arr;
+    if (!containers || containers->get_array().get(arr) != simdjson::SUCCESS) continue;
+    for (auto c : arr) {
+      container_resources cr;
+      for (auto [which, dest] : {std::pair{"requests", &cr.requests}, std::pair{"limits", &cr.limits}}) {
+        dom::object obj;
+        if (c["resources"][which].get_object().get(obj) != simdjson::SUCCESS) continue;
+        for (auto kv : obj) {
+          std::string text;
+          std::string_view sv;
+          if (kv.value.get_string().get(sv) == simdjson::SUCCESS) text = sv;
+          else if (kv.value.is_number()) append_element(text, kv.value);
+          else return false;
+          dest->emplace_back(std::string(kv.key), std::move(text));
+        }
+      }
+      out.push_back(std::move(cr));
+    }
+  }
+  return true;
+}
+
+// What the pod strategy changes on create (pod_strategy.hpp), as edits.
+bool pod_create_edits(const json_doc& doc, std::vector<json_edit>& edits) {
+  std::vector<container_resources> resources;
+  if (!pod_resources(doc, resources)) return false;
+  std::string_view scheduler;
+  auto s = doc.find({"spec", "schedulerName"});
+  if (s && s->get_string().get(scheduler) != simdjson::SUCCESS && !s->is_null()) return false;
+  if (scheduler.empty()) edits.push_back({{"spec", "schedulerName"}, "\"default-scheduler\""});
+  edits.push_back({{"status"}, R"({"phase":"Pending","qosClass":)" + json_quote(qos_class_of(resources)) + "}"});
+  return true;
+}
+
 }  // namespace
 
 R store::create_json(const kind_info& k, const std::string& ns, std::string_view text) {
@@ -146,7 +186,8 @@ R store::create_json(const kind_info& k, const std::string& ns, std::string_view
 }
 
 std::optional<R> store::create_plain(const kind_info& k, const std::string& ns, std::string_view text) {
-  if (k.resource == "pods" || k.resource == "namespaces" || !k.prototype) return std::nullopt;  // defaults
+  bool pod = k.resource == "pods" && k.group.empty();
+  if (k.resource == "namespaces" || !k.prototype) return std::nullopt;  // defaults of their own
   static json_doc doc;
   if (!doc.parse(text)) return std::nullopt;
   bool ok = true;
@@ -177,14 +218,16 @@ std::optional<R> store::create_plain(const kind_info& k, const std::string& ns, 
   obj->ns = k.namespaced ? ns : "";
   obj->uid = random_uuid();
   obj->labels = std::move(labels);
-  obj->fields = string_fields(doc, selectable_fields(k));
   std::vector<json_edit> edits = {{{"kind"}, json_quote(k.kind)}, {{"apiVersion"}, json_quote(k.api_version())},
                                   {{"metadata", "name"}, json_quote(name)}};
   if (k.namespaced) edits.push_back({{"metadata", "namespace"}, json_quote(ns)});
   edits.push_back({{"metadata", "uid"}, json_quote(obj->uid)});
   edits.push_back({{"metadata", "creationTimestamp"}, json_quote(now_rfc3339())});
   edits.push_back({{"metadata", "resourceVersion"}, json_quote(std::to_string(rv_ + 1))});
+  if (pod && !pod_create_edits(doc, edits)) return std::nullopt;
   obj->json = edit_json(doc.root(), edits);
+  if (!doc.parse(obj->json)) return std::nullopt;  // selectable fields as stored (after defaults)
+  obj->fields = string_fields(doc, selectable_fields(k));
   obj->rv = ++rv_;
   object_ptr ptr = obj;
   objects(k)[object_key(obj->ns, obj->name)] = ptr;
