@@ -137,7 +137,14 @@ YAML::Node to_view(const kind_info& view, const YAML::Node& stored) {
 }
 
 op_result<object_ptr> as_view(const kind_info& k, op_result<object_ptr> r) {
-  if (r.ok()) r.value = view_of(*r.value, k);
+  if (r.ok()) {
+    r.value = view_of(*r.value, k);
+  } else if (k.is_view() && r.err.kind == k.storage->resource && r.err.group == k.storage->group) {
+    // Errors name the resource that was asked for ("events.events.k8s.io \"x\" already exists").
+    r.err.group = k.group;
+    const std::string from = k.storage->qualified() + " \"", to = k.qualified() + " \"";
+    if (r.err.message.rfind(from, 0) == 0) r.err.message = to + r.err.message.substr(from.size());
+  }
   return r;
 }
 

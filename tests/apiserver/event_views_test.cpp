@@ -100,6 +100,8 @@ TEST(EventViews, WrittenThroughCoreV1ReadsAsEventsK8sIo) {
   // Names are one namespace: creating the same name through the other API conflicts.
   auto dup = s.create(new_events(), "default", json(R"({"metadata":{"name":"web.1"},"eventTime":"2026-01-02T03:04:05.000000Z"})"));
   EXPECT_EQ(dup.err.code, 409);
+  EXPECT_EQ(dup.err.message, "events.events.k8s.io \"web.1\" already exists");
+  EXPECT_EQ(dup.err.group, "events.k8s.io");
   ASSERT_TRUE(s.remove(new_events(), "default", "web.1", {}).ok());
   EXPECT_EQ(s.get(core_events(), "default", "web.1").err.code, 404);
   EXPECT_EQ(s.get(new_events(), "default", "web.1").err.message, "events.events.k8s.io \"web.1\" not found");
