@@ -66,8 +66,14 @@ struct api_state {
   bool synced = false;
   uint64_t resource_version = 0;
   // Writes.
-  size_t writes_in_flight = 0;
-  std::deque<queued_write> writes_waiting;
+  // Two lanes of writes, each with its own limit and FIFO: the scheduler's (bindings, Events,
+  // status) and the workload's (bench's creates and deletes), so a bench that creates 10000 pods
+  // does not queue the bindings behind its own creates (scheduler_perf's creates are another client).
+  struct write_lane {
+    size_t in_flight = 0;
+    std::deque<queued_write> waiting;
+  };
+  write_lane scheduler_writes, workload_writes;
   std::vector<cluster_event_record> events;  // recorded, as sent
   event_correlator correlator;
   std::unordered_map<size_t, std::string> event_names;  // stored index -> Event name
@@ -295,26 +301,32 @@ std::vector<cluster_change_ptr> current_state(api_self self) {
 
 // --- writes ----------------------------------------------------------------------------------------
 
-// Sends a request now, or queues it while max_writes_in_flight are out. `done` runs in the actor.
-void write(api_self self, api::http_request req, std::function<void(api::http_response)> done) {
+enum class lane { scheduler, workload };
+
+// Sends a request now, or queues it while max_writes_in_flight of its lane are out. `done` runs in
+// the actor.
+void write(api_self self, api::http_request req, std::function<void(api::http_response)> done,
+           lane which = lane::scheduler) {
   auto& st = self->state;
-  if (st.writes_in_flight >= st.opts.max_writes_in_flight) {
-    st.writes_waiting.push_back({std::move(req), std::move(done)});
+  auto& l = which == lane::scheduler ? st.scheduler_writes : st.workload_writes;
+  if (l.in_flight >= st.opts.max_writes_in_flight) {
+    l.waiting.push_back({std::move(req), std::move(done)});
     return;
   }
-  ++st.writes_in_flight;
+  ++l.in_flight;
   if (req.timeout.count() == 0) req.timeout = std::chrono::seconds(30);
   api::http_callbacks cb;
   auto* exec = st.exec.get();
-  cb.on_done = [exec, self, done = std::move(done)](api::http_response r) mutable {
-    exec->post([self, done = std::move(done), r = std::move(r)]() mutable {
+  cb.on_done = [exec, self, which, done = std::move(done)](api::http_response r) mutable {
+    exec->post([self, which, done = std::move(done), r = std::move(r)]() mutable {
       auto& st = self->state;
-      --st.writes_in_flight;
+      auto& l = which == lane::scheduler ? st.scheduler_writes : st.workload_writes;
+      --l.in_flight;
       done(std::move(r));
-      while (st.writes_in_flight < st.opts.max_writes_in_flight && !st.writes_waiting.empty()) {
-        auto next = std::move(st.writes_waiting.front());
-        st.writes_waiting.pop_front();
-        write(self, std::move(next.req), std::move(next.done));
+      while (l.in_flight < st.opts.max_writes_in_flight && !l.waiting.empty()) {
+        auto next = std::move(l.waiting.front());
+        l.waiting.pop_front();
+        write(self, std::move(next.req), std::move(next.done), which);
       }
     });
   };
@@ -445,10 +457,13 @@ void create_object(api_self self, const T& obj, const std::string& path, const c
   req.accept = req.content_type;
   req.body = self->state.opts.encoding == api::encoding::protobuf ? codec::encode_protobuf(obj, "v1", kind)
                                                                   : codec::encode_json(obj);
-  write(self, std::move(req), [kind, after = std::move(after)](const api::http_response& r) {
-    if (r.status != 409) log_failed(kind, r);
-    if (after) after();
-  });
+  write(
+    self, std::move(req),
+    [kind, after = std::move(after)](const api::http_response& r) {
+      if (r.status != 409) log_failed(kind, r);
+      if (after) after();
+    },
+    lane::workload);
 }
 
 // The pod as the API object: pod_info's namespace and name are authoritative (a workload's pods share
@@ -510,7 +525,7 @@ cluster_stats stats_of(const api_state& st) {
   s.events = st.events.size();
   s.resource_version = st.resource_version;
   s.bind_conflicts = st.bind_conflicts;
-  s.writes_in_flight = st.writes_in_flight + st.writes_waiting.size();
+  for (auto* l : {&st.scheduler_writes, &st.workload_writes}) s.writes_in_flight += l->in_flight + l->waiting.size();
   return s;
 }
 
@@ -557,7 +572,7 @@ cluster_actor::behavior_type api_behavior(api_self self) {
       req.method = "DELETE";
       req.path = "/api/v1/nodes/" + api::url_escape(node);
       req.accept = "application/json";
-      write(self, std::move(req), [](const api::http_response& r) { log_failed("a node delete", r); });
+      write(self, std::move(req), [](const api::http_response& r) { log_failed("a node delete", r); }, lane::workload);
     },
     [=](bind_atom, const std::string& uid, const std::string& node) {
       auto probe_scope = begin();

@@ -19,7 +19,8 @@
 // creates and deletes of `bench --kubeconfig`. Each request's reply is the apiserver's answer,
 // delivered when it arrives (a response promise): 201 is ok, anything else an Error status that
 // carries the apiserver's Status text, which the binder handles as kube-scheduler does (forget,
-// Unreserve, requeue with backoff). At most `max_writes_in_flight` at once; the rest wait in order.
+// Unreserve, requeue with backoff). Writes go in two lanes, the scheduler's and the workload's
+// (`bench`'s creates), each with at most `max_writes_in_flight` at once; the rest wait in order.
 #include <chrono>
 #include <string>
 
