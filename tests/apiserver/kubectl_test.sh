@@ -59,21 +59,36 @@ expect "apply (patch)" "node/node-a unchanged" "$out"
 out=$(kubectl get pod web -o jsonpath='{.spec.containers[0].image}'); expect "patched image" "^nginx:1.27$" "$out"
 out=$(kubectl get pods -l app=web -o name 2>&1); expect "label selector" "^pod/web$" "$out"
 
-# A watch, started in the background, must print the pod and then its deletion; it is stopped once
-# it has (the request timeout only bounds a hang).
-kubectl get pods -w --request-timeout=60s >"$dir/watch.out" 2>&1 &
-watch_pid=$!
-until grep -q '^web ' "$dir/watch.out" 2>/dev/null; do
-  kill -0 "$watch_pid" 2>/dev/null || break
-  read -r -t 0.1 <&"${SRV[0]}" || true   # a short wait without sleep(1): the server prints nothing more
-done
+# A watch (kubectl ... -w on a FIFO) must print the pod and then its deletion. watch_wait reads its
+# lines as they come, copying them to the watch's file, until PATTERN has matched N times in all;
+# the 60 s read timeout only bounds a hang.
+start_watch() {  # start_watch FILE kubectl-args...
+  watch_file=$1
+  shift
+  rm -f "$dir/watch.fifo"
+  mkfifo "$dir/watch.fifo"
+  kubectl "$@" --request-timeout=60s >"$dir/watch.fifo" 2>&1 &
+  watch_pid=$!
+  exec 7<"$dir/watch.fifo"
+  : >"$watch_file"
+}
+watch_wait() {  # watch_wait PATTERN N
+  local line
+  until [ "$(grep -cE "$1" "$watch_file")" -ge "$2" ]; do
+    IFS= read -r -t 60 line <&7 || break
+    printf '%s\n' "$line" >>"$watch_file"
+  done
+}
+stop_watch() {
+  kill "$watch_pid" 2>/dev/null || true
+  wait "$watch_pid" 2>/dev/null || true
+  exec 7<&-
+}
+start_watch "$dir/watch.out" get pods -w
+watch_wait '^web ' 1
 out=$(kubectl delete pod web 2>&1); expect "delete pod" 'pod "web" deleted' "$out"
-until [ "$(grep -c '^web ' "$dir/watch.out")" -ge 2 ]; do
-  kill -0 "$watch_pid" 2>/dev/null || break
-  read -r -t 0.1 <&"${SRV[0]}" || true
-done
-kill "$watch_pid" 2>/dev/null || true
-wait "$watch_pid" 2>/dev/null || true
+watch_wait '^web ' 2
+stop_watch
 out=$(cat "$dir/watch.out"); expect "get pods -w" "^web +0/1 +Pending" "$out"
 [ "$(grep -c '^web ' <<<"$out")" -ge 2 ] || fail "get pods -w: expected the deletion as a second row:"$'\n'"$out"
 
@@ -109,19 +124,11 @@ sched_event web.2 default web Scheduled Normal "Successfully assigned default/we
 out=$(kubectl get events 2>&1)
 expect "get events (events.k8s.io)" "^LAST SEEN +TYPE +REASON +OBJECT +MESSAGE" "$out"
 expect "get events (events.k8s.io)" "^[0-9]+s +Normal +Scheduled +pod/web +Successfully assigned default/web to node-b" "$out"
-kubectl get events -A -w --request-timeout=60s >"$dir/events.out" 2>&1 &
-watch_pid=$!
-until grep -q 'node-b' "$dir/events.out" 2>/dev/null; do
-  kill -0 "$watch_pid" 2>/dev/null || break
-  read -r -t 0.1 <&"${SRV[0]}" || true
-done
+start_watch "$dir/events.out" get events -A -w
+watch_wait 'node-b' 1
 sched_event api.1 kube-system api FailedScheduling Warning "0/1 nodes are available"
-until grep -q 'FailedScheduling' "$dir/events.out" 2>/dev/null; do
-  kill -0 "$watch_pid" 2>/dev/null || break
-  read -r -t 0.1 <&"${SRV[0]}" || true
-done
-kill "$watch_pid" 2>/dev/null || true
-wait "$watch_pid" 2>/dev/null || true
+watch_wait 'FailedScheduling' 1
+stop_watch
 out=$(cat "$dir/events.out")
 expect "get events -A -w" "^NAMESPACE +LAST SEEN +TYPE +REASON +OBJECT +MESSAGE" "$out"
 expect "get events -A -w" "^default +[0-9]+s +Normal +Scheduled +pod/web +Successfully assigned default/web to node-b" "$out"

@@ -24,7 +24,7 @@ Control (POST, query parameters; answers {"rv": N}):
   /control/expire      every continue token issued so far answers 410 Expired
   /control/fail?what=list|watch&n=N&code=C   the next N such requests answer C with a Status
   /control/garbage?what=list|watch            the next such response carries an undecodable body
-  /control/delay?ms=N  list responses wait N ms
+  /control/hold, /control/release  list requests wait (arrived, unanswered) until released
   GET /control/stats   counters and the last request paths, as JSON
 """
 import argparse
@@ -103,7 +103,7 @@ class Store:
         self.token_epoch = 0
         self.fail = {'list': [], 'watch': []}
         self.garbage = {'list': False, 'watch': False}
-        self.delay_ms = 0
+        self.hold_lists = False
         self.dup = False
         self.stats = {'lists': 0, 'watches': 0, 'lastList': '', 'lastWatch': '', 'openWatches': 0}
 
@@ -181,9 +181,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             s.stats['lastAccept'] = self.headers.get('Accept', '')
             failing = s.fail['list'].pop(0) if s.fail['list'] else None
             garbage, s.garbage['list'] = s.garbage['list'], False
-            delay = s.delay_ms
-        if delay:
-            time.sleep(delay / 1000)
+            while s.hold_lists:  # a list in flight, for as long as the test needs one
+                s.cv.wait()
         if failing:
             return self.reply_status(failing, 'InternalError', 'failing as asked')
         if garbage:
@@ -315,8 +314,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 s.fail[arg('what')] += [int(arg('code', '500'))] * int(arg('n', '1'))
             elif path == 'garbage':
                 s.garbage[arg('what')] = True
-            elif path == 'delay':
-                s.delay_ms = int(arg('ms', '0'))
+            elif path == 'hold':
+                s.hold_lists = True
+            elif path == 'release':
+                s.hold_lists = False
             elif path == 'stats':
                 return self.reply(200, json.dumps(s.stats), 'application/json')
             else:

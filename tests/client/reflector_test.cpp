@@ -456,12 +456,14 @@ TEST_P(ReflectorWire, StopAndDestroyWithRequestsInFlight) {
   h.r->start();
   ASSERT_TRUE(h.wait_deltas(1)) << h.all_errors();
   EXPECT_EQ(h.deltas, (std::vector<std::string>{"added default/b n1 uid-2"}));
-  // Destroyed with a slow list in flight; its answer arrives later and must touch nothing.
-  h.ctl("/control/delay?ms=2000");
+  // Destroyed with a list in flight (the peer holds it unanswered): the cancelled request's
+  // completion must touch nothing.
+  h.ctl("/control/hold");
   h.r->stop();
   h.r->start();
   ASSERT_TRUE(h.wait([&] { return h.ctl("/control/stats").find("\"lists\": 3") != std::string::npos; }));
   h.r.reset();
+  h.ctl("/control/release");
   h.transport.reset();  // joins the I/O thread: every callback has run
   h.ex.run_until([&] { return h.ex.pending() == 0; });
   EXPECT_EQ(h.deltas.size(), 1u);
