@@ -46,7 +46,7 @@ result<scheduler_instance> start_scheduler(caf::actor_system& sys, const schedul
   w.metrics = std::make_shared<obs::kube_metrics>(*w.registry);
   w.plugin_durations = std::make_shared<const plugin_duration_sink>(*w.metrics);
   fw::handle h;
-  h.client = inst.client.get();
+  h.client = inst.client;
   h.waiting = inst.waiting.get();
   h.plugin_metrics = w.plugin_durations.get();
   fw::registry in_tree;

@@ -320,9 +320,6 @@ public:
     caf::actor_system_config sys_cfg;
     sys_cfg.set("scheduler.max-threads", static_cast<size_t>(cfg_.runtime.threads));
     sys_cfg.set("logger.verbosity", caf::atom("quiet"));
-    // Destroyed after the actor system, which joins its threads: once a core actor died nothing waits
-    // for the other actors, and a binder still inside a handler uses the cluster client.
-    std::shared_ptr<fw::cluster_client> client_outlives_actors;
     caf::actor_system sys{sys_cfg};
     if (args_.kubeconfig.empty()) {
       cluster_options copts;
@@ -356,7 +353,6 @@ public:
       caf::anon_send_exit(watcher_, caf::exit_reason::user_shutdown);
       return 2;
     }
-    client_outlives_actors = served->sched.client;
     scheduler_instance* sched = &served->sched;
     auto& endpoint = served->endpoint;
     cache_ = sched->wiring->cache;

@@ -164,7 +164,6 @@ int run_cluster(const run_args& args) {
   caf::actor_system_config sys_cfg;
   sys_cfg.set("scheduler.max-threads", static_cast<size_t>(cfg->runtime.threads));
   sys_cfg.set("logger.verbosity", caf::atom("quiet"));
-  std::shared_ptr<fw::cluster_client> client_outlives_actors;  // see simulate.cpp
   caf::actor_system sys{sys_cfg};
   auto cluster = spawn_api_cluster(sys, *src);
   if (!cluster) {
@@ -180,7 +179,6 @@ int run_cluster(const run_args& args) {
     caf::anon_send_exit(*cluster, caf::exit_reason::user_shutdown);
     return 2;
   }
-  client_outlives_actors = served->sched.client;
   int rc = wait_for_stop(sys, served->sched, signals);
   if (rc == 0) drain(sys, served->sched, *cluster);
   if (served->endpoint) served->endpoint->stop();

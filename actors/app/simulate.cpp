@@ -282,9 +282,6 @@ int run_simulate(const simulate_args& args) {
   caf::actor_system_config sys_cfg;
   sys_cfg.set("scheduler.max-threads", static_cast<size_t>(cfg->runtime.threads));
   sys_cfg.set("logger.verbosity", caf::atom("quiet"));
-  // Destroyed after the actor system, which joins its threads: once a core actor died nothing waits
-  // for the other actors, and a binder still inside a handler uses the cluster client.
-  std::shared_ptr<fw::cluster_client> client_outlives_actors;
   caf::actor_system sys{sys_cfg};
 
   cluster_options copts;
@@ -310,7 +307,6 @@ int run_simulate(const simulate_args& args) {
     caf::anon_send_exit(cluster, caf::exit_reason::user_shutdown);
     return 2;
   }
-  client_outlives_actors = served->sched.client;
   scheduler_instance* sched = &served->sched;
   auto& endpoint = served->endpoint;
 

@@ -19,14 +19,14 @@ public:
   static constexpr std::string_view plugin_name = "DefaultBinder";
   static result<std::shared_ptr<fw::plugin>> make(const YAML::Node& args, const std::string& path,
                                                   const fw::handle& h);
-  explicit default_binder(fw::cluster_client* client) : client_(client) {}
+  explicit default_binder(std::shared_ptr<fw::cluster_client> client) : client_(std::move(client)) {}
 
   std::string_view name() const override { return plugin_name; }
   fw::status bind(const fw::cycle_state& state, const pod_info& pod, const std::string& node,
                   fw::bind_callback done) const override;
 
 private:
-  fw::cluster_client* client_;  // not owned; outlives every framework (the actor system owns it)
+  std::shared_ptr<fw::cluster_client> client_;  // shared with the handle: alive while this plugin is
 };
 
 }  // namespace kas::plugins

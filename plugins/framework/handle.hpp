@@ -2,6 +2,7 @@
 // What a plugin may reach outside its own cycle: the cluster (to bind or delete pods) and the
 // waiting pods of the permit coordinator. Implemented by actor adapters in actors/; plugins see only
 // these interfaces, so they never include CAF.
+#include <memory>
 #include <functional>
 #include <string>
 
@@ -31,8 +32,13 @@ public:
   virtual void reject(const std::string& uid, std::string_view plugin, const std::string& message) = 0;
 };
 
+// A client the caller keeps alive itself (tests): a shared_ptr that does not own it.
+inline std::shared_ptr<cluster_client> unowned_client(cluster_client* c) { return {std::shared_ptr<void>{}, c}; }
+
 struct handle {
-  cluster_client* client = nullptr;
+  // Shared by every plugin that writes to the cluster (DefaultBinder, DefaultPreemption): a binder
+  // still inside a plugin when the command tears down keeps the client alive.
+  std::shared_ptr<cluster_client> client;
   waiting_pods* waiting = nullptr;
   // Receives plugin execution times of sampled cycles; null records nothing. Must outlive the framework.
   const plugin_metrics_sink* plugin_metrics = nullptr;

@@ -252,7 +252,7 @@ public:
   std::vector<fw::framework_ptr> frameworks() {
     if (frameworks_built.empty()) {
       fw::handle h;
-      h.client = &client;
+      h.client = fw::unowned_client(&client);
       auto f = fw::framework::build(default_profile(), fw::in_tree_registry(), h, "profiles[0]");
       if (!f) throw std::runtime_error(f.err().message);
       frameworks_built.push_back(*f);

@@ -75,7 +75,7 @@ struct harness {
     p.bind = {"DefaultBinder"};
     if (!args_yaml.empty()) p.plugin_args["DefaultPreemption"] = YAML::Load(args_yaml);
     fw::handle h;
-    h.client = &client;
+    h.client = fw::unowned_client(&client);
     auto f = fw::framework::build(p, fw::in_tree_registry(), h, "profiles[0]");
     if (!f) throw std::runtime_error(f.err().message);
     fwk = *f;

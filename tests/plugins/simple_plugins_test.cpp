@@ -139,7 +139,7 @@ struct fake_client : fw::cluster_client {
 TEST(DefaultBinder, BindsThroughTheClient) {
   fake_client client;
   fw::handle h;
-  h.client = &client;
+  h.client = fw::unowned_client(&client);
   auto pl = default_binder::make(YAML::Node(), "args", h);
   ASSERT_TRUE(pl.ok());
   auto* binder = dynamic_cast<fw::bind_plugin*>(pl->get());
