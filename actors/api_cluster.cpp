@@ -15,6 +15,7 @@
 #include "config/manifest_objects.hpp"
 #include "messages/codec.hpp"
 #include "messages/k8s/core.pb.h"
+#include "messages/k8s/meta.pb.h"
 #include "messages/k8s/policy.pb.h"
 #include "observability/actor_probe.hpp"
 
@@ -63,6 +64,7 @@ struct api_state {
   std::map<std::string, std::shared_ptr<const k8s::core::Namespace>> namespaces;  // by name
   std::map<std::string, std::shared_ptr<const k8s::policy::PodDisruptionBudget>> pdbs;  // by ns/name
   cluster_objects_ptr objects = std::make_shared<const cluster_objects>();
+  bool objects_dirty = false;  // a namespace or PDB changed in the batch being handled
   bool synced = false;
   uint64_t resource_version = 0;
   // Writes.
@@ -93,21 +95,32 @@ uint64_t parse_rv(const std::string& rv) {
   return v;
 }
 
-cluster_change_ptr make_change(api_self self, cluster_change ch, const std::string& rv) {
+// The source's resourceVersion follows the newest object seen.
+void observe_rv(api_self self, const std::string& rv) {
   if (uint64_t v = parse_rv(rv); v > self->state.resource_version) self->state.resource_version = v;
+}
+
+cluster_change_ptr make_change(api_self self, cluster_change ch, const std::string& rv) {
+  observe_rv(self, rv);
   ch.resource_version = self->state.resource_version;
   return std::make_shared<const cluster_change>(std::move(ch));
 }
 
 // kube's queue ignores pod updates that change only status.conditions (and metadata bookkeeping).
+// Runs for every pod update from the API, so it compares in place: a differencer that skips
+// resourceVersion, generation and status.conditions, no copies of the pods.
 bool only_conditions_changed(const k8s::core::Pod& a, const k8s::core::Pod& b) {
-  k8s::core::Pod x = a, y = b;
-  for (auto* p : {&x, &y}) {
-    p->mutable_metadata()->clear_resource_version();
-    p->mutable_metadata()->clear_generation();
-    p->mutable_status()->clear_conditions();
-  }
-  return google::protobuf::util::MessageDifferencer::Equals(x, y);
+  static const auto* meta = k8s::meta::ObjectMeta::descriptor();
+  static const auto* status = k8s::core::PodStatus::descriptor();
+  thread_local google::protobuf::util::MessageDifferencer diff;
+  thread_local bool configured = [] {
+    diff.IgnoreField(meta->FindFieldByName("resource_version"));
+    diff.IgnoreField(meta->FindFieldByName("generation"));
+    diff.IgnoreField(status->FindFieldByName("conditions"));
+    return true;
+  }();
+  (void)configured;
+  return diff.Compare(a, b);
 }
 
 void on_pod_delta(api_self self, const api::delta& d, std::vector<cluster_change_ptr>& out) {
@@ -170,15 +183,15 @@ void on_node_delta(api_self self, const api::delta& d, std::vector<cluster_chang
   out.push_back(make_change(self, std::move(ch), meta.resource_version()));
 }
 
-// Namespaces and PDBs are folded into one cluster_objects, published whole on every change.
-void rebuild_objects(api_self self, std::vector<cluster_change_ptr>& out, const std::string& rv) {
+// Namespaces and PDBs are folded into one cluster_objects, published whole once per batch of
+// deltas that changed any of them (a relist of 1000 namespaces rebuilds once per page, not once per
+// namespace).
+void rebuild_objects(api_self self, std::vector<cluster_change_ptr>& out) {
   auto& st = self->state;
+  if (!st.objects_dirty) return;
+  st.objects_dirty = false;
   auto objs = std::make_shared<cluster_objects>();
-  for (auto& [name, ns] : st.namespaces) {
-    std::vector<label_map::entry> labels;
-    for (auto& [k, v] : ns->metadata().labels()) labels.push_back({k, v});
-    objs->namespace_labels.emplace(name, label_map(std::move(labels)));
-  }
+  for (auto& [name, ns] : st.namespaces) objs->namespace_labels.emplace(name, namespace_labels(*ns));
   std::vector<pod_info_ptr> pods;
   for (auto& [uid, p] : st.pods) pods.push_back(p);
   for (auto& [key, pdb] : st.pdbs) {
@@ -193,18 +206,19 @@ void rebuild_objects(api_self self, std::vector<cluster_change_ptr>& out, const 
   cluster_change ch;
   ch.type = cluster_event_type::objects;
   ch.objects = st.objects;
-  out.push_back(make_change(self, std::move(ch), rv));
+  out.push_back(make_change(self, std::move(ch), ""));
 }
 
 template <class T>
 void on_object_delta(api_self self, std::map<std::string, std::shared_ptr<const T>>& store, const api::delta& d,
-                     std::vector<cluster_change_ptr>& out) {
+                     std::vector<cluster_change_ptr>&) {
   auto obj = std::static_pointer_cast<const T>(d.object);
   const auto& meta = obj->metadata();
   std::string key = meta.namespace_().empty() ? meta.name() : meta.namespace_() + "/" + meta.name();
   if (d.type == api::delta_type::deleted) store.erase(key);
   else store[key] = obj;
-  rebuild_objects(self, out, meta.resource_version());
+  self->state.objects_dirty = true;
+  observe_rv(self, meta.resource_version());
 }
 
 // Every reflector has listed once: the watchers get `synced` (an informer's HasSynced).
@@ -232,6 +246,7 @@ void add_reflector(api_self self, api::resource_ref ref, delta_handler handle) {
     std::vector<cluster_change_ptr> out;
     for (auto& d : deltas)
       if (d.type != api::delta_type::synced) handle(self, d, out);
+    rebuild_objects(self, out);
     check_synced(self, out);
     self->state.watchers->route(out);
   };

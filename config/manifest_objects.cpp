@@ -205,14 +205,18 @@ result<label_selector> decode_workload_selector(const YAML::Node& object, const 
   return compile_label_selector(&ls, "spec.selector");
 }
 
+label_map namespace_labels(const k8s::core::Namespace& ns) {
+  std::vector<label_map::entry> labels;
+  for (const auto& [k, v] : ns.metadata().labels())
+    if (k != label_namespace_name) labels.emplace_back(k, v);
+  labels.emplace_back(label_namespace_name, ns.metadata().name());
+  return label_map(std::move(labels));
+}
+
 result<cluster_objects_ptr> compile_objects(const cluster_manifests& m, const std::vector<pod_info_ptr>& pods) {
   auto objs = std::make_shared<cluster_objects>();
   for (const auto& [ns, o] : m.namespaces) {
-    std::vector<label_map::entry> labels;
-    for (const auto& [k, v] : ns->metadata().labels())
-      if (k != label_namespace_name) labels.emplace_back(k, v);
-    labels.emplace_back(label_namespace_name, ns->metadata().name());
-    objs->namespace_labels[ns->metadata().name()] = label_map(std::move(labels));
+    objs->namespace_labels[ns->metadata().name()] = namespace_labels(*ns);
   }
   for (const auto& [w, o] : m.workloads) {
     add_implicit_namespace(*objs, w.ns);

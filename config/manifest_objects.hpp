@@ -8,6 +8,7 @@
 
 #include "cache/cluster_objects.hpp"
 #include "cache/pod_info.hpp"
+#include "messages/k8s/core.pb.h"
 #include "messages/k8s/policy.pb.h"
 #include "config/yaml_guard.hpp"
 #include "messages/result.hpp"
@@ -30,6 +31,10 @@ result<label_selector> decode_workload_selector(const YAML::Node& object, const 
 // object has no status, what the disruption controller would compute from `pods`). Errors name the
 // field path.
 result<disruption_budget> compile_pdb(const k8s::policy::PodDisruptionBudget& pdb, const std::vector<pod_info_ptr>& pods);
+
+// A namespace's labels, with kubernetes.io/metadata.name set to its name as the apiserver sets it
+// (both cluster sources build namespace labels through this).
+label_map namespace_labels(const k8s::core::Namespace& ns);
 
 // Namespace labels, workload selectors and PodDisruptionBudgets. `pods` are the compiled,
 // non-terminal pods (bound and pending); PDBs without a status get the disruptionsAllowed the
