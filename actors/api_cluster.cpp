@@ -14,6 +14,7 @@
 #include "client/reflector.hpp"
 #include "config/manifest_objects.hpp"
 #include "messages/codec.hpp"
+#include "messages/k8s/apps.pb.h"
 #include "messages/k8s/core.pb.h"
 #include "messages/k8s/meta.pb.h"
 #include "messages/k8s/policy.pb.h"
@@ -63,8 +64,9 @@ struct api_state {
   std::unordered_map<std::string, std::vector<pod_info_ptr>> pods_awaiting_namespace;
   std::map<std::string, std::shared_ptr<const k8s::core::Namespace>> namespaces;  // by name
   std::map<std::string, std::shared_ptr<const k8s::policy::PodDisruptionBudget>> pdbs;  // by ns/name
+  std::map<std::string, workload_selector> workloads;  // by kind/ns/name; compiled when they change
   cluster_objects_ptr objects = std::make_shared<const cluster_objects>();
-  bool objects_dirty = false;  // a namespace or PDB changed in the batch being handled
+  bool objects_dirty = false;  // a namespace, workload or PDB changed in the batch being handled
   bool synced = false;
   uint64_t resource_version = 0;
   // Writes.
@@ -183,7 +185,7 @@ void on_node_delta(api_self self, const api::delta& d, std::vector<cluster_chang
   out.push_back(make_change(self, std::move(ch), meta.resource_version()));
 }
 
-// Namespaces and PDBs are folded into one cluster_objects, published whole once per batch of
+// Namespaces, workloads and PDBs are folded into one cluster_objects, published whole once per batch of
 // deltas that changed any of them (a relist of 1000 namespaces rebuilds once per page, not once per
 // namespace).
 void rebuild_objects(api_self self, std::vector<cluster_change_ptr>& out) {
@@ -192,6 +194,8 @@ void rebuild_objects(api_self self, std::vector<cluster_change_ptr>& out) {
   st.objects_dirty = false;
   auto objs = std::make_shared<cluster_objects>();
   for (auto& [name, ns] : st.namespaces) objs->namespace_labels.emplace(name, namespace_labels(*ns));
+  for (auto& [key, w] : st.workloads)
+    if (!w.selector.nothing) objs->workloads.push_back(w);
   std::vector<pod_info_ptr> pods;
   for (auto& [uid, p] : st.pods) pods.push_back(p);
   for (auto& [key, pdb] : st.pdbs) {
@@ -219,6 +223,30 @@ void on_object_delta(api_self self, std::map<std::string, std::shared_ptr<const 
   else store[key] = obj;
   self->state.objects_dirty = true;
   observe_rv(self, meta.resource_version());
+}
+
+// A Service, ReplicationController, ReplicaSet or StatefulSet: only its selector is kept.
+template <class T>
+void on_workload_delta(api_self self, const api::delta& d, std::vector<cluster_change_ptr>&) {
+  auto& st = self->state;
+  auto obj = std::static_pointer_cast<const T>(d.object);
+  const auto& meta = obj->metadata();
+  std::string kind = T::descriptor()->name();
+  std::string key = kind + "/" + meta.namespace_() + "/" + meta.name();
+  st.objects_dirty = true;
+  observe_rv(self, meta.resource_version());
+  if (d.type == api::delta_type::deleted) {
+    st.workloads.erase(key);
+    return;
+  }
+  auto w = compile_workload(*obj);
+  if (!w) {
+    spdlog::error("api_cluster: {} {}/{} is ignored by topology spreading's default constraints: {}", kind,
+                  meta.namespace_(), meta.name(), w.err().message);
+    st.workloads.erase(key);
+    return;
+  }
+  st.workloads.insert_or_assign(std::move(key), std::move(*w));
 }
 
 // Every reflector has listed once: the watchers get `synced` (an informer's HasSynced).
@@ -274,6 +302,23 @@ void start_informers(api_self self) {
                 [](api_self s, const api::delta& d, std::vector<cluster_change_ptr>& out) {
                   on_object_delta(s, s->state.pdbs, d, out);
                 });
+  add_reflector(self,
+                {"/api/v1/services", "Service", &k8s::core::Service::default_instance(),
+                 &k8s::core::ServiceList::default_instance(), "", ""},
+                on_workload_delta<k8s::core::Service>);
+  add_reflector(self,
+                {"/api/v1/replicationcontrollers", "ReplicationController",
+                 &k8s::core::ReplicationController::default_instance(),
+                 &k8s::core::ReplicationControllerList::default_instance(), "", ""},
+                on_workload_delta<k8s::core::ReplicationController>);
+  add_reflector(self,
+                {"/apis/apps/v1/replicasets", "ReplicaSet", &k8s::apps::ReplicaSet::default_instance(),
+                 &k8s::apps::ReplicaSetList::default_instance(), "", ""},
+                on_workload_delta<k8s::apps::ReplicaSet>);
+  add_reflector(self,
+                {"/apis/apps/v1/statefulsets", "StatefulSet", &k8s::apps::StatefulSet::default_instance(),
+                 &k8s::apps::StatefulSetList::default_instance(), "", ""},
+                on_workload_delta<k8s::apps::StatefulSet>);
   // Pods last: by the time they list, their nodes are usually known.
   add_reflector(self,
                 {"/api/v1/pods", "Pod", &k8s::core::Pod::default_instance(), &k8s::core::PodList::default_instance(),

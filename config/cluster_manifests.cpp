@@ -263,11 +263,11 @@ private:
   }
 
   // Service / ReplicationController / ReplicaSet / StatefulSet: only the selector (see
-  // manifest_objects.hpp), so no protos for these kinds.
+  // manifest_objects.hpp).
   status_or_error decode_workload(const YAML::Node& n, const manifest_origin& o) {
-    auto sel = decode_workload_selector(n, o.kind);
-    if (!sel) return fail(o.describe(), sel.err().message);
-    out_.workloads.emplace_back(workload_selector{o.kind, o.ns, o.name, std::move(*sel)}, o);
+    auto w = kas::decode_workload(n, o.kind, o.ns);
+    if (!w) return fail(o.describe(), w.err().message);
+    out_.workloads.emplace_back(std::move(*w), o);
     return ok_t{};
   }
 

@@ -26,40 +26,6 @@ constexpr const char* label_namespace_name = "kubernetes.io/metadata.name";
 
 error at(const std::string& path, const std::string& msg) { return error{path + ": " + msg}; }
 
-const char* type_name(const YAML::Node& n) {
-  switch (n.Type()) {
-    case YAML::NodeType::Sequence: return "a list";
-    case YAML::NodeType::Map: return "a mapping";
-    case YAML::NodeType::Scalar: return "a scalar";
-    default: return "null";
-  }
-}
-
-// A mapping child, or an undefined node when absent or null; anything else is an error.
-result<YAML::Node> child_map(const YAML::Node& parent, const char* key, const std::string& path) {
-  if (!parent || !parent.IsMap()) return YAML::Node(YAML::NodeType::Undefined);
-  YAML::Node c = parent[key];
-  if (!c || c.IsNull()) return YAML::Node(YAML::NodeType::Undefined);
-  if (!c.IsMap()) return at(path, std::string("expected an object, got ") + type_name(c));
-  return c;
-}
-
-// A map<string,string> field (Service / RC spec.selector, metadata.labels).
-result<k8s::meta::LabelSelector> decode_string_map(const YAML::Node& parent, const char* key,
-                                                   const std::string& path) {
-  auto m = child_map(parent, key, path);
-  if (!m) return m.err();
-  k8s::meta::LabelSelector ls;
-  if (!m->IsDefined()) return ls;
-  for (auto it = m->begin(); it != m->end(); ++it) {
-    const std::string k = it->first.Scalar();
-    if (!it->second.IsScalar())
-      return at(path + "." + k, std::string("expected a string, got ") + type_name(it->second));
-    (*ls.mutable_match_labels())[k] = it->second.Scalar();
-  }
-  return ls;
-}
-
 // compile_label_selector for a plain label map: errors name the map itself, not `.matchLabels`.
 result<label_selector> compile_label_map(const k8s::meta::LabelSelector& ls, const std::string& path) {
   auto sel = compile_label_selector(&ls, path);
@@ -172,37 +138,74 @@ result<disruption_budget> compile_pdb(const k8s::policy::PodDisruptionBudget& pd
   return b;
 }
 
-result<label_selector> decode_workload_selector(const YAML::Node& object, const std::string& kind) {
-  auto spec = child_map(object, "spec", "spec");
-  if (!spec) return spec.err();
-  if (kind == "Service" || kind == "ReplicationController") {
-    auto ls = decode_string_map(*spec, "selector", "spec.selector");
-    if (!ls) return ls.err();
-    if (ls->match_labels().empty() && kind == "ReplicationController") {
-      auto tmpl = child_map(*spec, "template", "spec.template");
-      if (!tmpl) return tmpl.err();
-      auto meta = child_map(*tmpl, "metadata", "spec.template.metadata");
-      if (!meta) return meta.err();
-      ls = decode_string_map(*meta, "labels", "spec.template.metadata.labels");
-      if (!ls) return ls.err();
-      if (ls->match_labels().empty()) return at("spec.selector", "Required value");
-    }
-    if (ls->match_labels().empty()) {  // a Service without a selector selects no pod
-      label_selector none;
-      none.nothing = true;
-      return none;
-    }
-    return compile_label_map(*ls, "spec.selector");
-  }
-  // apps/v1 ReplicaSet / StatefulSet.
-  auto sel = child_map(*spec, "selector", "spec.selector");
-  if (!sel) return sel.err();
-  if (!sel->IsDefined()) return at("spec.selector", "Required value");
+namespace {
+
+// Service / ReplicationController: a plain label map. An RC without one takes its template's labels
+// (apiserver defaulting); a Service without one selects no pod.
+result<label_selector> map_selector(const google::protobuf::Map<std::string, std::string>& selector,
+                                    const k8s::core::PodTemplateSpec* rc_template) {
   k8s::meta::LabelSelector ls;
-  if (auto s = codec::decode_node(*sel, ls, "spec.selector"); !s) return s.err();
+  *ls.mutable_match_labels() = selector;
+  if (ls.match_labels().empty() && rc_template) {
+    *ls.mutable_match_labels() = rc_template->metadata().labels();
+    if (ls.match_labels().empty()) return at("spec.selector", "Required value");
+  }
+  if (ls.match_labels().empty()) {
+    label_selector none;
+    none.nothing = true;
+    return none;
+  }
+  return compile_label_map(ls, "spec.selector");
+}
+
+// apps/v1 ReplicaSet / StatefulSet: a LabelSelector, required and non-empty.
+template <class Spec>
+result<label_selector> apps_selector(const Spec& spec, const std::string& kind) {
+  if (!spec.has_selector()) return at("spec.selector", "Required value");
+  const auto& ls = spec.selector();
   if (ls.match_labels().empty() && ls.match_expressions().empty())
     return at("spec.selector", "Invalid value: empty selector is invalid for " + kind);
   return compile_label_selector(&ls, "spec.selector");
+}
+
+template <class T>
+result<workload_selector> compile(const T& obj, result<label_selector> sel, const std::string& kind) {
+  if (!sel) return sel.err();
+  return workload_selector{kind, obj.metadata().namespace_(), obj.metadata().name(), std::move(*sel)};
+}
+
+template <class T>
+result<workload_selector> decode_and_compile(const YAML::Node& object, const std::string& ns) {
+  T obj;
+  if (auto s = codec::decode_node(object, obj, ""); !s) return s.err();
+  obj.mutable_metadata()->set_namespace_(ns);
+  return compile_workload(obj);
+}
+
+}  // namespace
+
+result<workload_selector> compile_workload(const k8s::core::Service& svc) {
+  return compile(svc, map_selector(svc.spec().selector(), nullptr), "Service");
+}
+
+result<workload_selector> compile_workload(const k8s::core::ReplicationController& rc) {
+  return compile(rc, map_selector(rc.spec().selector(), &rc.spec().template_()), "ReplicationController");
+}
+
+result<workload_selector> compile_workload(const k8s::apps::ReplicaSet& rs) {
+  return compile(rs, apps_selector(rs.spec(), "ReplicaSet"), "ReplicaSet");
+}
+
+result<workload_selector> compile_workload(const k8s::apps::StatefulSet& ss) {
+  return compile(ss, apps_selector(ss.spec(), "StatefulSet"), "StatefulSet");
+}
+
+result<workload_selector> decode_workload(const YAML::Node& object, const std::string& kind, const std::string& ns) {
+  if (kind == "Service") return decode_and_compile<k8s::core::Service>(object, ns);
+  if (kind == "ReplicationController") return decode_and_compile<k8s::core::ReplicationController>(object, ns);
+  if (kind == "ReplicaSet") return decode_and_compile<k8s::apps::ReplicaSet>(object, ns);
+  if (kind == "StatefulSet") return decode_and_compile<k8s::apps::StatefulSet>(object, ns);
+  return error{"kind " + kind + " is not a workload kind"};
 }
 
 label_map namespace_labels(const k8s::core::Namespace& ns) {

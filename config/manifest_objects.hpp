@@ -1,6 +1,6 @@
 #pragma once
 // Internals of the manifest loader (cluster_manifests.cpp): reading a manifest file's documents,
-// the workload kinds decoded without protos, and the cluster_objects compiled from a loaded cluster.
+// the workload kinds' selectors, and the cluster_objects compiled from a loaded cluster.
 #include <string>
 #include <vector>
 
@@ -8,6 +8,7 @@
 
 #include "cache/cluster_objects.hpp"
 #include "cache/pod_info.hpp"
+#include "messages/k8s/apps.pb.h"
 #include "messages/k8s/core.pb.h"
 #include "messages/k8s/policy.pb.h"
 #include "config/yaml_guard.hpp"
@@ -23,9 +24,16 @@ struct cluster_manifests;
 result<std::vector<yaml_document>> read_manifest_documents(const std::string& file);
 
 // The selector of a Service / ReplicationController (spec.selector map; an RC without one takes
-// its template's labels, as apiserver defaulting does) or a ReplicaSet / StatefulSet (apps/v1
-// spec.selector LabelSelector, required and non-empty). Errors name the field path.
-result<label_selector> decode_workload_selector(const YAML::Node& object, const std::string& kind);
+// its template's labels, as apiserver defaulting does; a Service without one selects nothing) or a
+// ReplicaSet / StatefulSet (apps/v1 spec.selector LabelSelector, required and non-empty), as the
+// manifest loader and the API informers both read them. Errors name the field path.
+result<workload_selector> compile_workload(const k8s::core::Service& svc);
+result<workload_selector> compile_workload(const k8s::core::ReplicationController& rc);
+result<workload_selector> compile_workload(const k8s::apps::ReplicaSet& rs);
+result<workload_selector> compile_workload(const k8s::apps::StatefulSet& ss);
+// A manifest document of one of those kinds, decoded and compiled; `ns` is its namespace with the
+// default applied.
+result<workload_selector> decode_workload(const YAML::Node& object, const std::string& kind, const std::string& ns);
 
 // One PodDisruptionBudget: its selector and disruptionsAllowed (status.disruptionsAllowed, or when the
 // object has no status, what the disruption controller would compute from `pods`). Errors name the

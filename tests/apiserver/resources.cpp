@@ -2,6 +2,7 @@
 // discovery.cpp rather than here.
 #include "tests/apiserver/resources.hpp"
 
+#include "messages/k8s/apps.pb.h"
 #include "messages/k8s/coordination.pb.h"
 #include "messages/k8s/core.pb.h"
 #include "messages/k8s/events.pb.h"
@@ -34,16 +35,16 @@ std::vector<kind_info> build() {
   v.push_back(make("", "nodes", "Node", false, true, {"no"}, &k8s::core::Node::default_instance()));
   v.push_back(make("", "namespaces", "Namespace", false, true, {"ns"}, &k8s::core::Namespace::default_instance()));
   v.push_back(make("", "events", "Event", true, false, {"ev"}, &k8s::core::Event::default_instance()));
-  v.push_back(make("", "services", "Service", true, true, {"svc"}, nullptr));
-  v.push_back(make("", "replicationcontrollers", "ReplicationController", true, true, {"rc"}, nullptr));
+  v.push_back(make("", "services", "Service", true, true, {"svc"}, &k8s::core::Service::default_instance()));
+  v.push_back(make("", "replicationcontrollers", "ReplicationController", true, true, {"rc"}, &k8s::core::ReplicationController::default_instance()));
   v.push_back(make("events.k8s.io", "events", "Event", true, false, {}, &k8s::events::Event::default_instance()));
   v.push_back(make("coordination.k8s.io", "leases", "Lease", true, false, {}, &k8s::coordination::Lease::default_instance()));
   v.push_back(make("scheduling.k8s.io", "priorityclasses", "PriorityClass", false, false, {"pc"},
                    &k8s::scheduling::PriorityClass::default_instance()));
   v.push_back(make("policy", "poddisruptionbudgets", "PodDisruptionBudget", true, true, {"pdb"},
                    &k8s::policy::PodDisruptionBudget::default_instance()));
-  v.push_back(make("apps", "replicasets", "ReplicaSet", true, true, {"rs"}, nullptr));
-  v.push_back(make("apps", "statefulsets", "StatefulSet", true, true, {"sts"}, nullptr));
+  v.push_back(make("apps", "replicasets", "ReplicaSet", true, true, {"rs"}, &k8s::apps::ReplicaSet::default_instance()));
+  v.push_back(make("apps", "statefulsets", "StatefulSet", true, true, {"sts"}, &k8s::apps::StatefulSet::default_instance()));
   return v;
 }
 

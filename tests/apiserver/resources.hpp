@@ -1,10 +1,8 @@
 #pragma once
 // The resource kinds the test apiserver (a test fixture, not a cluster) serves, with what routing,
 // discovery and encoding need to know about each: group/version, plural and kind, scope, short
-// names, and the generated proto used for protobuf bodies. Kinds without a proto in messages/k8s
-// (services, replicationcontrollers, apps/v1 replicasets and statefulsets) are kept as JSON only:
-// they are served in JSON whatever the Accept header says, as kube-apiserver does for kinds it has
-// no protobuf serializer for.
+// names, and the generated proto used for protobuf bodies (which carry only the fields the protos
+// declare; JSON bodies keep every field as stored).
 #include <memory>
 #include <string>
 #include <vector>

@@ -116,7 +116,7 @@ std::vector<error_case> error_cases() {
      {"svc_list.yaml: document 1 (Service default/s): spec.selector: expected an object, got a list"}},
     {"service_selector_value_not_a_string",
      {temp_file("svc_val.yaml", "apiVersion: v1\nkind: Service\nmetadata: {name: s}\nspec: {selector: {app: {x: 1}}}\n")},
-     {"svc_val.yaml: document 1 (Service default/s): spec.selector.app: expected a string, got a mapping"}},
+     {"svc_val.yaml: document 1 (Service default/s): spec.selector.app: expected a string, got an object"}},
     {"service_selector_bad_value",
      {temp_file("svc_bad.yaml", "apiVersion: v1\nkind: Service\nmetadata: {name: s}\nspec: {selector: {app: -web}}\n")},
      {"svc_bad.yaml: document 1 (Service default/s): spec.selector: Invalid value: \"-web\""}},
