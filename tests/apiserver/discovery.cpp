@@ -1,6 +1,7 @@
-// Discovery (/version, /api, /apis, APIResourceLists), health endpoints, /debug/faults, and the
-// meta.k8s.io/v1 Table kubectl asks for with `Accept: ...;as=Table` (server-side printing): the
-// columns follow kube-apiserver's printers for pods, nodes and events; other kinds get Name and Age.
+// Discovery (/version, /api, /apis, APIResourceLists), health endpoints, /debug/faults and
+// /debug/restart, and the meta.k8s.io/v1 Table kubectl asks for with `Accept: ...;as=Table`
+// (server-side printing): the columns follow kube-apiserver's printers for pods, nodes and events;
+// other kinds get Name and Age.
 #include <algorithm>
 #include <ctime>
 #include <set>
@@ -115,7 +116,21 @@ bool server::handle_discovery(request& r) {
     json("{\"watchClosed\":" + std::to_string(f.watch_closed) + ",\"write500\":" + std::to_string(f.write_500) +
          ",\"binding409\":" + std::to_string(f.binding_409) + ",\"slowed\":" + std::to_string(f.slowed) +
          ",\"compactions\":" + std::to_string(f.compactions) + ",\"watchExpired\":" + std::to_string(f.watch_expired) +
+         ",\"restarts\":" + std::to_string(f.restarts) +
+         ",\"restartCutConnections\":" + std::to_string(f.restart_cut_connections) +
          ",\"resourceVersion\":" + std::to_string(store_.current_rv()) + "}");
+    return true;
+  }
+  if (p == "/debug/restart") {
+    if (r.method != "POST") {
+      respond_error(r.req, {405, "MethodNotAllowed", "POST /debug/restart restarts the apiserver", "", "", ""},
+                    wire_format::json);
+      return true;
+    }
+    // Answered first: the restart runs once the loop has written this answer, then cuts its
+    // connection with the others.
+    json("{\"restarts\":" + std::to_string(faults_.restarts + 1) + "}");
+    restart_soon();
     return true;
   }
   if (p == "/openapi/v3") {

@@ -26,7 +26,15 @@ const char* kUsage =
     "  --fault-binding-409-percent X      answer X% of bindings with 409 Conflict (without binding)\n"
     "  --fault-slow-ms N                  delay every response by N ms\n"
     "  --fault-compact-every-seconds N    compact the watch history every N s (open watches get 410)\n"
-    "  GET /debug/faults returns the counts of injected faults as JSON.\n";
+    "  --fault-restart-every-seconds N    restart every N s, as kube-apiserver with its etcd intact:\n"
+    "                                     every connection (watches included) is closed abruptly,\n"
+    "                                     new ones are refused for --fault-restart-down-ms, objects\n"
+    "                                     and the resourceVersion are kept but the watch history\n"
+    "                                     starts empty (a watch from an older rv gets 410); prints\n"
+    "                                     `listening on URL` again when it is back\n"
+    "  --fault-restart-down-ms N          how long a restart refuses connections (default 500)\n"
+    "  GET /debug/faults returns the counts of injected faults as JSON; POST /debug/restart restarts\n"
+    "  now (after answering), as --fault-restart-every-seconds does.\n";
 
 bool parse_number(const char* flag, const char* text, double& out) {
   char* end = nullptr;
@@ -68,6 +76,8 @@ bool parse_args(int argc, char** argv, kas::testapi::server_options& o) {
     else if (a == "--fault-binding-409-percent") { if (!parse_number(a.c_str(), v, n)) return false; o.faults.binding_409_percent = n; }
     else if (a == "--fault-slow-ms") { if (!parse_number(a.c_str(), v, n)) return false; o.faults.slow_ms = static_cast<uint64_t>(n); }
     else if (a == "--fault-compact-every-seconds") { if (!parse_number(a.c_str(), v, n)) return false; o.faults.compact_every_seconds = static_cast<uint64_t>(n); }
+    else if (a == "--fault-restart-every-seconds") { if (!parse_number(a.c_str(), v, n)) return false; o.faults.restart_every_seconds = static_cast<uint64_t>(n); }
+    else if (a == "--fault-restart-down-ms") { if (!parse_number(a.c_str(), v, n)) return false; o.faults.restart_down_ms = static_cast<uint64_t>(n); }
     else {
       fprintf(stderr, "kube-actor-test-apiserver: unknown flag %s\n%s", a.c_str(), kUsage);
       return false;

@@ -221,6 +221,7 @@ struct deferred {
   h2o_timeout_entry_t entry;
   h2o_req_t* req;
   server* srv;
+  uint64_t epoch;
 };
 
 void dispatch(server* srv, h2o_req_t* req) {
@@ -253,8 +254,15 @@ void defer(server* srv, h2o_req_t* req, h2o_timeout_t* timeout) {
   memset(d, 0, sizeof *d);
   d->req = req;
   d->srv = srv;
+  d->epoch = srv->epoch();
   d->entry.cb = [](h2o_timeout_entry_t* e) {
     auto* d = reinterpret_cast<deferred*>(reinterpret_cast<char*>(e) - offsetof(deferred, entry));
+    // A restart since the request arrived cut its connection (h2o has not noticed, as an HTTP/1.1
+    // connection is not read while a request is processed): it must not be carried out. The
+    // answer only lets h2o find the connection closed.
+    if (d->epoch != d->srv->epoch())
+      return d->srv->respond_error(d->req, {503, "ServiceUnavailable", "the apiserver restarted", "", "", ""},
+                                   wire_format::json);
     dispatch(d->srv, d->req);
   };
   h2o_timeout_link(srv->loop(), timeout, &d->entry);
@@ -282,7 +290,76 @@ int server::on_req(h2o_handler_t* h, h2o_req_t* req) {
 void server::on_accept(h2o_socket_t* listener, const char* err) {
   if (err) return;
   h2o_socket_t* sock = h2o_evloop_socket_accept(listener);
-  if (sock) h2o_accept(&g_server->accept_ctx_, sock);
+  if (!sock) return;
+  // Every accepted socket is known until h2o disposes of it (on_close runs then, after the close),
+  // so a restart can cut them all.
+  g_server->conns_.insert(sock);
+  sock->on_close.cb = [](void* s) { g_server->conns_.erase(static_cast<h2o_socket_t*>(s)); };
+  sock->on_close.data = sock;
+  h2o_accept(&g_server->accept_ctx_, sock);
+}
+
+bool server::open_listener(std::string& err) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0), one = 1;
+  if (fd < 0) {
+    err = std::string("socket: ") + strerror(errno);
+    return false;
+  }
+  // SO_REUSEADDR also lets a restart bind the port again while the connections it cut linger.
+  setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  // Accepted sockets inherit TCP_NODELAY on Linux: without it small HTTP/2 frames wait for ACKs.
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  socklen_t len = sizeof listen_addr_;
+  if (bind(fd, reinterpret_cast<sockaddr*>(&listen_addr_), sizeof listen_addr_) != 0 || listen(fd, SOMAXCONN) != 0 ||
+      getsockname(fd, reinterpret_cast<sockaddr*>(&listen_addr_), &len) != 0) {
+    err = strerror(errno);
+    close(fd);
+    return false;
+  }
+  listener_ = h2o_evloop_socket_create(ctx_.loop, fd, H2O_SOCKET_FLAG_DONT_READ);
+  h2o_socket_read_start(listener_, on_accept);
+  return true;
+}
+
+void server::restart() {
+  if (!listener_) return;  // the last restart's outage is not over
+  ++faults_.restarts;
+  ++epoch_;
+  // The process is gone: nothing listens (connections are refused; those waiting in the backlog
+  // are reset by the close) ...
+  h2o_socket_close(listener_);
+  listener_ = nullptr;
+  // ... and its connections died with it. shutdown() under h2o sends the peer a bare FIN (no GOAWAY,
+  // TLS close_notify or last chunk: the client sees the connection closed, not an answer) and makes
+  // h2o's next read or write on the socket fail, so h2o closes the connection through its own error
+  // path. A connection that h2o reads (HTTP/2, idle HTTP/1.1, a TLS handshake) goes at once; an
+  // HTTP/1.1 one serving a request goes when its answer is written: watches end now
+  // (abort_watches), a slowed request when its timer fires (it sees the epoch change).
+  for (h2o_socket_t* s : conns_) {
+    shutdown(h2o_socket_get_fd(s), SHUT_RDWR);
+    ++faults_.restart_cut_connections;
+  }
+  abort_watches();
+  // etcd is intact (objects, the resourceVersion, continue tokens), the watch cache is new.
+  store_.restart_watch_cache();
+  h2o_timeout_link(ctx_.loop, &restart_down_timeout_, &reopen_entry_);
+}
+
+void server::reopen_listener() {
+  std::string err;
+  if (!open_listener(err)) {
+    // The address is taken (another socket bound the port during the outage): try again.
+    fprintf(stderr, "kube-actor-test-apiserver: restart: listening on %s again: %s; retrying in 100 ms\n",
+            server_url_.c_str(), err.c_str());
+    h2o_timeout_link(ctx_.loop, &restart_retry_timeout_, &reopen_entry_);
+    return;
+  }
+  printf("listening on %s\n", server_url_.c_str());
+  fflush(stdout);
+}
+
+void server::restart_soon() {
+  if (!h2o_timeout_is_linked(&restart_now_entry_)) h2o_timeout_link(ctx_.loop, &restart_now_timeout_, &restart_now_entry_);
 }
 
 int server::run() {
@@ -292,23 +369,10 @@ int server::run() {
     fprintf(stderr, "kube-actor-test-apiserver: %s\n", err.c_str());
     return 1;
   }
-  int fd = socket(AF_INET, SOCK_STREAM, 0), one = 1;
-  setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-  // Accepted sockets inherit TCP_NODELAY on Linux: without it small HTTP/2 frames wait for ACKs.
-  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(static_cast<uint16_t>(opts_.port));
-  if (inet_pton(AF_INET, opts_.host.c_str(), &a.sin_addr) != 1 || bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
-      listen(fd, SOMAXCONN) != 0) {
-    fprintf(stderr, "kube-actor-test-apiserver: --listen %s:%d: %s\n", opts_.host.c_str(), opts_.port, strerror(errno));
-    return 1;
-  }
-  socklen_t len = sizeof a;
-  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  server_url_ = std::string(opts_.tls ? "https://" : "http://") + opts_.host + ":" + std::to_string(ntohs(a.sin_port));
-  if (!write_credentials(err)) {
-    fprintf(stderr, "kube-actor-test-apiserver: %s\n", err.c_str());
+  listen_addr_.sin_family = AF_INET;
+  listen_addr_.sin_port = htons(static_cast<uint16_t>(opts_.port));
+  if (inet_pton(AF_INET, opts_.host.c_str(), &listen_addr_.sin_addr) != 1) {
+    fprintf(stderr, "kube-actor-test-apiserver: --listen %s:%d: not an IPv4 address\n", opts_.host.c_str(), opts_.port);
     return 1;
   }
   h2o_config_init(&config_);
@@ -328,8 +392,23 @@ int server::run() {
     h2o_timeout_link(g_server->ctx_.loop, &g_server->tick_timeout_, &g_server->tick_entry_);
   };
   h2o_timeout_link(ctx_.loop, &tick_timeout_, &tick_entry_);
-  h2o_socket_t* ls = h2o_evloop_socket_create(ctx_.loop, fd, H2O_SOCKET_FLAG_DONT_READ);
-  h2o_socket_read_start(ls, on_accept);
+  // Initialised after the context's own timeouts, so in a loop iteration the zero timeout h2o
+  // flushes HTTP/2 frames from runs before restart_now_timeout_: POST /debug/restart's answer is
+  // written before the restart cuts its connection.
+  h2o_timeout_init(ctx_.loop, &restart_down_timeout_, opts_.faults.restart_down_ms);
+  h2o_timeout_init(ctx_.loop, &restart_retry_timeout_, 100);
+  h2o_timeout_init(ctx_.loop, &restart_now_timeout_, 0);
+  reopen_entry_.cb = [](h2o_timeout_entry_t*) { g_server->reopen_listener(); };
+  restart_now_entry_.cb = [](h2o_timeout_entry_t*) { g_server->restart(); };
+  if (!open_listener(err)) {
+    fprintf(stderr, "kube-actor-test-apiserver: --listen %s:%d: %s\n", opts_.host.c_str(), opts_.port, err.c_str());
+    return 1;
+  }
+  server_url_ = std::string(opts_.tls ? "https://" : "http://") + opts_.host + ":" + std::to_string(ntohs(listen_addr_.sin_port));
+  if (!write_credentials(err)) {
+    fprintf(stderr, "kube-actor-test-apiserver: %s\n", err.c_str());
+    return 1;
+  }
   signal(SIGPIPE, SIG_IGN);
   struct sigaction sa {};
   sa.sa_handler = [](int) { g_stop = 1; };

@@ -6,10 +6,19 @@
 // Everything runs on the loop thread; handlers never block. Watches are h2o generators that queue
 // their frames and send them from `proceed` (watch.cpp). Handlers catch every exception and answer
 // a 500 Status, so none escapes into h2o's C callbacks.
+//
+// The restart fault (restart()) plays a kube-apiserver process that dies and comes back with its
+// etcd intact: the listener is closed (new connections are refused) and every accepted socket is
+// shut down under h2o (no GOAWAY, no TLS close_notify, no last chunk), so h2o closes each connection
+// on its next read or write; after --fault-restart-down-ms a new listener is bound to the same
+// address. The store keeps its objects and resourceVersion; only the watch history starts over.
+#include <netinet/in.h>
+
 #include <cstdint>
 #include <map>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 #include <vector>
 
 #define H2O_USE_LIBUV 0
@@ -29,10 +38,13 @@ struct fault_options {
   double binding_409_percent = 0;
   uint64_t slow_ms = 0;
   uint64_t compact_every_seconds = 0;
+  uint64_t restart_every_seconds = 0;  // restart() every N s (0 = only on POST /debug/restart)
+  uint64_t restart_down_ms = 500;      // how long a restart refuses connections
 };
 
 struct fault_counts {
   uint64_t watch_closed = 0, write_500 = 0, binding_409 = 0, slowed = 0, compactions = 0, watch_expired = 0;
+  uint64_t restarts = 0, restart_cut_connections = 0;  // restarts, and the connections they closed
 };
 
 struct server_options {
@@ -76,7 +88,15 @@ public:
   void start_watch(request& r, const kind_info& k, const std::string& ns, wire_format f, bool table);
   void on_change(const change& c);
   void unregister(watch_stream* w);
-  void tick();  // once a second: bookmarks, watch timeouts, compaction fault
+  void abort_watches();  // ends every watch now, dropping what it had queued (restart)
+  void tick();  // once a second: bookmarks, watch timeouts, compaction and restart faults
+  // The restart fault: connections cut, the listener closed for restart_down_ms, the watch history
+  // emptied at the current resourceVersion. Does nothing while the last restart's outage lasts.
+  void restart();
+  // restart() once the loop has written what is queued (POST /debug/restart answers first).
+  void restart_soon();
+  // Changes with every restart: work deferred across one (a slowed request) is dropped.
+  uint64_t epoch() const { return epoch_; }
 
   // Discovery and tables (discovery.cpp). Return false when the path is not theirs.
   bool handle_discovery(request& r);
@@ -103,12 +123,19 @@ private:
 
   static int on_req(h2o_handler_t* h, h2o_req_t* req);
   static void on_accept(h2o_socket_t* listener, const char* err);
+  // Binds and listens on listen_addr_ (its port becomes the one bound) and starts accepting.
+  bool open_listener(std::string& err);
+  void reopen_listener();
 
   server_options opts_;
   store store_;
   fault_counts faults_;
   std::vector<watch_stream*> watches_;
   bool iterating_ = false;
+  sockaddr_in listen_addr_{};
+  h2o_socket_t* listener_ = nullptr;  // null while a restart's outage lasts
+  std::unordered_set<h2o_socket_t*> conns_;  // accepted sockets h2o has not closed yet
+  uint64_t epoch_ = 0;
   h2o_globalconf_t config_{};
   h2o_context_t ctx_{};
   h2o_accept_ctx_t accept_ctx_{};
@@ -117,6 +144,8 @@ private:
   h2o_timeout_t tick_timeout_{};
   h2o_timeout_entry_t tick_entry_{};
   h2o_timeout_t slow_timeout_{};
+  h2o_timeout_t restart_down_timeout_{}, restart_retry_timeout_{}, restart_now_timeout_{};
+  h2o_timeout_entry_t reopen_entry_{}, restart_now_entry_{};
   uint64_t last_compaction_ = 0, ticks_ = 0;
   friend struct server_access;
 

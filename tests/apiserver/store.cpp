@@ -180,9 +180,9 @@ std::vector<object_ptr> store::snapshot(const kind_info& k, const std::string& n
 
 op_result<std::vector<const change*>> store::changes_since(const kind_info& k, uint64_t from_rv) const {
   using R = op_result<std::vector<const change*>>;
-  if (from_rv < compacted_rv_)
+  if (from_rv < oldest_watchable_rv())
     return R::fail(expired("too old resource version: " + std::to_string(from_rv) + " (" +
-                           std::to_string(compacted_rv_) + ")"));
+                           std::to_string(oldest_watchable_rv()) + ")"));
   std::vector<const change*> out;
   auto it = std::upper_bound(ring_.begin(), ring_.end(), from_rv,
                              [](uint64_t rv, const change& c) { return rv < c.rv; });
@@ -193,6 +193,11 @@ op_result<std::vector<const change*>> store::changes_since(const kind_info& k, u
 
 void store::compact() {
   compacted_rv_ = rv_;
+  ring_.clear();
+}
+
+void store::restart_watch_cache() {
+  watch_cache_start_rv_ = rv_;
   ring_.clear();
 }
 

@@ -19,6 +19,7 @@
 //   every object_ptr it returns is in the shape of the kind asked for. Changes are recorded in the
 //   storage's shape (watchers convert them).
 // Deletes are immediate (there is no kubelet to finish a graceful deletion).
+#include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -139,9 +140,13 @@ public:
   op_result<std::vector<const change*>> changes_since(const kind_info& k, uint64_t from_rv) const;
   // Drops the watch history (a compaction): every rv before now is too old to watch from.
   void compact();
+  // The watch cache of a restarted apiserver: it starts empty at the current resourceVersion, so
+  // every rv before now is too old to watch from; objects, the resourceVersion and continue tokens
+  // (etcd's) are kept.
+  void restart_watch_cache();
 
   uint64_t current_rv() const { return rv_; }
-  uint64_t oldest_watchable_rv() const { return compacted_rv_; }
+  uint64_t oldest_watchable_rv() const { return std::max(compacted_rv_, watch_cache_start_rv_); }
   void set_listener(std::function<void(const change&)> fn) { listener_ = std::move(fn); }
 
   // Every object of kind k (for watch initial state); ns empty = all namespaces.
@@ -166,7 +171,8 @@ private:
   void record(change c);
 
   uint64_t rv_ = 0;
-  uint64_t compacted_rv_ = 0;
+  uint64_t compacted_rv_ = 0;          // oldest rv of the history (a watch or continue before it: 410)
+  uint64_t watch_cache_start_rv_ = 0;  // the last restart's rv (a watch before it: 410)
   store_options opts_;
   std::map<const kind_info*, object_map> objects_;
   std::deque<change> ring_;

@@ -52,6 +52,11 @@ public:
   void queue(frame_ptr frame) { pending_.push_back(std::move(frame)); }
   // Ends the stream after what is queued.
   void close() { closing_ = true; }
+  // Ends the stream without what is queued (its connection is gone: a restart).
+  void abort() {
+    pending_.clear();
+    closing_ = true;
+  }
   bool closing() const { return closing_; }
   void flush(bool force = false);
   void on_proceed() {
@@ -113,6 +118,16 @@ void on_stop(h2o_generator_t* g, h2o_req_t*) {
 
 void server::unregister(watch_stream* w) {
   if (w->index < watches_.size() && watches_[w->index] == w) watches_[w->index] = nullptr;
+}
+
+void server::abort_watches() {
+  // By index: ending one watch may end others of its connection (their slots become null).
+  for (size_t i = 0; i < watches_.size(); ++i) {
+    watch_stream* w = watches_[i];
+    if (!w) continue;
+    w->abort();
+    w->flush();  // a watch whose last batch is still being written ends from proceed
+  }
 }
 
 void server::start_watch(request& r, const kind_info& k, const std::string& ns, wire_format f, bool table) {
@@ -224,6 +239,8 @@ void server::on_change(const change& c) {
 
 void server::tick() {
   ++ticks_;
+  uint64_t restart_every = opts_.faults.restart_every_seconds;
+  if (restart_every > 0 && ticks_ % restart_every == 0) restart();
   int64_t now = static_cast<int64_t>(std::time(nullptr));
   uint64_t compact_every = opts_.faults.compact_every_seconds;
   bool compact = compact_every > 0 && ticks_ % compact_every == 0;
