@@ -21,6 +21,9 @@ const char* kUsage =
     "  --no-tls                           plain HTTP/1.1 (and h2c upgrade)\n"
     "  --watch-history N                  changes kept for watches (default 200000)\n"
     "  --bookmark-seconds N               bookmark interval for allowWatchBookmarks (default 5)\n"
+    "  --disable-admission-plugins LIST   admission plugins to turn off; the one kept is Priority\n"
+    "                                     (pods get spec.priority from their PriorityClass), on by\n"
+    "                                     default as in kube-apiserver\n"
     "  --fault-watch-close-every N        end every watch after N events\n"
     "  --fault-write-500-percent X        answer X% of writes with 500\n"
     "  --fault-binding-409-percent X      answer X% of bindings with 409 Conflict (without binding)\n"
@@ -70,7 +73,21 @@ bool parse_args(int argc, char** argv, kas::testapi::server_options& o) {
     else if (a == "--cert-dir") o.cert_dir = v;
     else if (a == "--token") o.token = v;
     else if (a == "--watch-history") { if (!parse_number(a.c_str(), v, n)) return false; o.history = static_cast<size_t>(n); }
-    else if (a == "--bookmark-seconds") { if (!parse_number(a.c_str(), v, n)) return false; o.bookmark_seconds = static_cast<uint64_t>(n); }
+    else if (a == "--disable-admission-plugins") {
+      std::string list = v;
+      for (size_t start = 0; start <= list.size();) {
+        size_t comma = list.find(',', start);
+        std::string plugin = list.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+        if (plugin == "Priority") o.priority_admission_plugin = false;
+        else if (!plugin.empty()) {
+          fprintf(stderr, "kube-actor-test-apiserver: --disable-admission-plugins: unknown plugin \"%s\" (known: Priority)\n",
+                  plugin.c_str());
+          return false;
+        }
+        if (comma == std::string::npos) break;
+        start = comma + 1;
+      }
+    } else if (a == "--bookmark-seconds") { if (!parse_number(a.c_str(), v, n)) return false; o.bookmark_seconds = static_cast<uint64_t>(n); }
     else if (a == "--fault-watch-close-every") { if (!parse_number(a.c_str(), v, n)) return false; o.faults.watch_close_every = static_cast<uint64_t>(n); }
     else if (a == "--fault-write-500-percent") { if (!parse_number(a.c_str(), v, n)) return false; o.faults.write_500_percent = n; }
     else if (a == "--fault-binding-409-percent") { if (!parse_number(a.c_str(), v, n)) return false; o.faults.binding_409_percent = n; }

@@ -115,7 +115,7 @@ std::string url_decode(std::string_view s) {
   return out;
 }
 
-server::server(server_options opts) : opts_(std::move(opts)), store_(store_options{opts_.history}) {
+server::server(server_options opts) : opts_(std::move(opts)), store_(store_options{opts_.history, opts_.priority_admission_plugin}) {
   store_.set_listener([this](const change& c) { on_change(c); });
 }
 

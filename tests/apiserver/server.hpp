@@ -54,6 +54,7 @@ struct server_options {
   std::string token;
   std::string kubeconfig_out, cert_dir;
   size_t history = 200000;
+  bool priority_admission_plugin = true;  // --disable-admission-plugins Priority turns it off
   uint64_t bookmark_seconds = 5;
   fault_options faults;
 };

@@ -113,6 +113,16 @@ result<binding_request> parse_binding(std::string_view body, bool protobuf);
 
 struct store_options {
   size_t history = 200000;  // changes kept for watches
+  // kube-apiserver's Priority admission plugin (on by default there, as here; scheduler_perf's
+  // apiserver runs without it, so its pod templates set spec.priority directly).
+  bool priority_admission_plugin = true;
+};
+
+// What the Priority admission plugin decides for a pod being created.
+struct priority_admission {
+  std::string class_name;         // spec.priorityClassName (the global default's when the pod named none)
+  int64_t priority = 0;           // spec.priority
+  std::string preemption_policy;  // spec.preemptionPolicy
 };
 
 class store {
@@ -168,6 +178,12 @@ private:
                                     std::vector<std::pair<std::string, std::string>> fields);
   op_result<object_ptr> replace_checked(const kind_info& k, const object_ptr& cur, YAML::Node next, bool status_only);
   std::optional<api_error> check_namespace(const kind_info& k, const std::string& ns) const;
+  // The Priority admission plugin for pod `name`: the class it names (or the global default), the
+  // priority and preemption policy the pod must carry; 403 when the class does not exist or the pod
+  // gives other values than the class's. `given_*` are empty when the pod leaves them unset.
+  op_result<priority_admission> admit_priority(const std::string& name, const std::string& class_name,
+                                               std::optional<int64_t> given_priority,
+                                               const std::string& given_policy) const;
   void record(change c);
 
   uint64_t rv_ = 0;

@@ -225,6 +225,24 @@ std::optional<R> store::create_plain(const kind_info& k, const std::string& ns, 
   edits.push_back({{"metadata", "creationTimestamp"}, json_quote(now_rfc3339())});
   edits.push_back({{"metadata", "resourceVersion"}, json_quote(std::to_string(rv_ + 1))});
   if (pod && !pod_create_edits(doc, edits)) return std::nullopt;
+  if (pod && opts_.priority_admission_plugin) {
+    std::string_view class_name, policy;
+    auto c = doc.find({"spec", "priorityClassName"});
+    if (c && c->get_string().get(class_name) != simdjson::SUCCESS && !c->is_null()) return std::nullopt;
+    auto pp = doc.find({"spec", "preemptionPolicy"});
+    if (pp && pp->get_string().get(policy) != simdjson::SUCCESS && !pp->is_null()) return std::nullopt;
+    std::optional<int64_t> given;
+    if (auto p = doc.find({"spec", "priority"}); p && !p->is_null()) {
+      int64_t v = 0;
+      if (p->get_int64().get(v) != simdjson::SUCCESS) return std::nullopt;  // the tree path says why
+      given = v;
+    }
+    auto a = admit_priority(name, std::string(class_name), given, std::string(policy));
+    if (!a.ok()) return R::fail(a.err);
+    if (!a.value->class_name.empty()) edits.push_back({{"spec", "priorityClassName"}, json_quote(a.value->class_name)});
+    edits.push_back({{"spec", "priority"}, std::to_string(a.value->priority)});
+    edits.push_back({{"spec", "preemptionPolicy"}, json_quote(a.value->preemption_policy)});
+  }
   obj->json = edit_json(doc.root(), edits);
   if (!doc.parse(obj->json)) return std::nullopt;  // selectable fields as stored (after defaults)
   obj->fields = string_fields(doc, selectable_fields(k));

@@ -61,6 +61,75 @@ TEST(Store, BadTypesAre400NamingTheField) {
   EXPECT_NE(r.err.message.find("spec.priority"), std::string::npos) << r.err.message;
 }
 
+// kube-apiserver's Priority admission plugin, on both create paths (the tree path through create(),
+// the tree-less one through create_json()).
+class PriorityAdmission : public ::testing::TestWithParam<bool> {
+protected:
+  const kind_info& classes() { return *find_kind("scheduling.k8s.io", "v1", "priorityclasses"); }
+  op_result<object_ptr> create_pod(store& s, const std::string& name, const std::string& spec_extra) {
+    std::string body = R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":")" + name +
+                       R"("},"spec":{)" + spec_extra + R"("containers":[{"name":"c","image":"busybox"}]}})";
+    return GetParam() ? s.create_json(pods(), "default", body) : s.create(pods(), "default", json(body));
+  }
+};
+
+TEST_P(PriorityAdmission, ClassValueAndPolicyAreCopiedIntoThePod) {
+  store s;
+  ASSERT_TRUE(s.create(classes(), "", json(R"({"metadata":{"name":"high"},"value":1000,"preemptionPolicy":"Never"})")).ok());
+  auto r = create_pod(s, "a", R"("priorityClassName":"high",)");
+  ASSERT_TRUE(r.ok()) << r.err.message;
+  EXPECT_EQ(string_at((*r.value)->tree(), "spec.priority"), "1000");
+  EXPECT_EQ(string_at((*r.value)->tree(), "spec.preemptionPolicy"), "Never");
+}
+
+TEST_P(PriorityAdmission, NoClassMeansTheGlobalDefaultOrZero) {
+  store s;
+  auto zero = create_pod(s, "a", "");
+  ASSERT_TRUE(zero.ok()) << zero.err.message;
+  EXPECT_EQ(string_at((*zero.value)->tree(), "spec.priority"), "0");
+  EXPECT_EQ(string_at((*zero.value)->tree(), "spec.preemptionPolicy"), "PreemptLowerPriority");
+  EXPECT_FALSE(string_at((*zero.value)->tree(), "spec.priorityClassName").has_value());
+  ASSERT_TRUE(s.create(classes(), "", json(R"({"metadata":{"name":"d2"},"value":20,"globalDefault":true})")).ok());
+  ASSERT_TRUE(s.create(classes(), "", json(R"({"metadata":{"name":"d1"},"value":10,"globalDefault":true})")).ok());
+  auto def = create_pod(s, "b", "");
+  ASSERT_TRUE(def.ok()) << def.err.message;
+  EXPECT_EQ(string_at((*def.value)->tree(), "spec.priority"), "10");  // the lowest of two defaults
+  EXPECT_EQ(string_at((*def.value)->tree(), "spec.priorityClassName"), "d1");
+}
+
+TEST_P(PriorityAdmission, UnknownClassOrOtherValuesAre403) {
+  store s;
+  auto unknown = create_pod(s, "a", R"("priorityClassName":"gold",)");
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_EQ(unknown.err.code, 403);
+  EXPECT_EQ(unknown.err.reason, "Forbidden");
+  EXPECT_EQ(unknown.err.message, "pods \"a\" is forbidden: no PriorityClass with name gold was found");
+  auto given = create_pod(s, "b", R"("priority":10,)");
+  ASSERT_FALSE(given.ok());
+  EXPECT_EQ(given.err.message, "pods \"b\" is forbidden: the integer value of priority (10) must not be provided "
+                               "in pod spec; priority admission controller computed 0 from the given PriorityClass name");
+  auto policy = create_pod(s, "c", R"("preemptionPolicy":"Never",)");
+  ASSERT_FALSE(policy.ok());
+  EXPECT_NE(policy.err.message.find("the string value of PreemptionPolicy (Never) must not be provided"), std::string::npos);
+  // The system classes exist without being created; giving the class's own value is allowed.
+  auto sys = create_pod(s, "d", R"("priorityClassName":"system-node-critical","priority":2000001000,)");
+  ASSERT_TRUE(sys.ok()) << sys.err.message;
+  EXPECT_EQ(string_at((*sys.value)->tree(), "spec.priority"), "2000001000");
+}
+
+TEST_P(PriorityAdmission, DisabledKeepsWhatThePodGives) {
+  store_options o;
+  o.priority_admission_plugin = false;
+  store s(o);
+  auto r = create_pod(s, "a", R"("priority":10,)");
+  ASSERT_TRUE(r.ok()) << r.err.message;
+  EXPECT_EQ(string_at((*r.value)->tree(), "spec.priority"), "10");
+  EXPECT_FALSE(string_at((*r.value)->tree(), "spec.preemptionPolicy").has_value());
+}
+
+INSTANTIATE_TEST_SUITE_P(CreatePaths, PriorityAdmission, ::testing::Values(false, true),
+                         [](const ::testing::TestParamInfo<bool>& i) { return i.param ? "Json" : "Tree"; });
+
 TEST(Store, GetMissingIs404) {
   store s;
   auto r = s.get(pods(), "default", "ghost");
@@ -246,6 +315,11 @@ TEST(JsonTree, HostileBodiesAreErrorsNotCrashes) {
 TEST(Store, AcceptsRealApiserverBodiesOfEveryProtoKind) {
   store s;
   ASSERT_TRUE(s.create(*find_kind("", "v1", "namespaces"), "", json(R"({"metadata":{"name":"namespaceValue"}})")).ok());
+  // The class the Pod fixture names, with the values it carries (Priority admission checks them).
+  ASSERT_TRUE(s.create(*find_kind("scheduling.k8s.io", "v1", "priorityclasses"), "",
+                       json(R"({"metadata":{"name":"priorityClassNameValue"},"value":25,)"
+                            R"("preemptionPolicy":"preemptionPolicyValue"})"))
+                  .ok());
   const std::pair<const char*, const char*> cases[] = {
       {"core.v1.Pod.json", "pods"}, {"core.v1.Node.json", "nodes"}, {"core.v1.Event.json", "events"},
       {"events.k8s.io.v1.Event.json", "events.k8s.io"}, {"coordination.k8s.io.v1.Lease.json", "leases"},

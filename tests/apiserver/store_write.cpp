@@ -86,6 +86,59 @@ std::optional<api_error> store::check_namespace(const kind_info& k, const std::s
   return std::nullopt;
 }
 
+op_result<priority_admission> store::admit_priority(const std::string& name, const std::string& class_name,
+                                                    std::optional<int64_t> given_priority,
+                                                    const std::string& given_policy) const {
+  using A = op_result<priority_admission>;
+  auto forbidden = [&](const std::string& why) {
+    return A::fail({403, "Forbidden", "pods \"" + name + "\" is forbidden: " + why, name, "", "pods"});
+  };
+  // The classes every kube-apiserver creates at start.
+  static const std::map<std::string, int64_t> system_classes = {{"system-cluster-critical", 2000000000},
+                                                                {"system-node-critical", 2000001000}};
+  static const kind_info* pck = find_kind("scheduling.k8s.io", "v1", "priorityclasses");
+  auto read = [](const object_ptr& pc) {
+    YAML::Node t = pc->tree();
+    priority_admission a;
+    a.class_name = pc->name;
+    a.priority = std::strtoll(scalar_or_empty(at(t, "value")).c_str(), nullptr, 10);
+    a.preemption_policy = scalar_or_empty(at(t, "preemptionPolicy"));
+    if (a.preemption_policy.empty()) a.preemption_policy = "PreemptLowerPriority";
+    return a;
+  };
+  priority_admission a;
+  a.preemption_policy = "PreemptLowerPriority";
+  const object_map* classes = objects_or_null(*pck);
+  if (class_name.empty()) {
+    // The global default; with several, the one of lowest value (as upstream). None: priority 0.
+    bool found = false;
+    if (classes)
+      for (const auto& [key, pc] : *classes) {
+        if (scalar_or_empty(at(pc->tree(), "globalDefault")) != "true") continue;
+        auto c = read(pc);
+        if (!found || c.priority < a.priority) a = c;
+        found = true;
+      }
+  } else if (auto it = classes ? classes->find(object_key("", class_name)) : object_map::const_iterator();
+             classes && it != classes->end()) {
+    a = read(it->second);
+  } else if (auto sys = system_classes.find(class_name); sys != system_classes.end()) {
+    a.class_name = class_name;
+    a.priority = sys->second;
+  } else {
+    return forbidden("no PriorityClass with name " + class_name + " was found");
+  }
+  if (given_priority && *given_priority != a.priority)
+    return forbidden("the integer value of priority (" + std::to_string(*given_priority) +
+                     ") must not be provided in pod spec; priority admission controller computed " +
+                     std::to_string(a.priority) + " from the given PriorityClass name");
+  if (!given_policy.empty() && given_policy != a.preemption_policy)
+    return forbidden("the string value of PreemptionPolicy (" + given_policy +
+                     ") must not be provided in pod spec; priority admission controller computed " +
+                     a.preemption_policy + " from the given PriorityClass name");
+  return A::good(std::move(a));
+}
+
 R store::create(const kind_info& k, const std::string& ns, const YAML::Node& body) {
   if (!k.is_view()) return create_stored(k, ns, body, false);
   if (auto e = check_view_body(k, body)) return R::fail(*e);
@@ -120,6 +173,17 @@ R store::create_stored(const kind_info& k, const std::string& ns, const YAML::No
   tree["apiVersion"] = str_node(k.api_version());
   apply_defaults(k, tree);
   if (auto e = validate_types(k, tree)) return R::fail(*e);
+  if (k.resource == "pods" && k.group.empty() && opts_.priority_admission_plugin) {
+    YAML::Node spec = tree["spec"];
+    std::optional<int64_t> given;
+    if (YAML::Node p = at(spec, "priority"); p.IsScalar()) given = std::strtoll(p.Scalar().c_str(), nullptr, 10);
+    auto a = admit_priority(name, scalar_or_empty(at(spec, "priorityClassName")), given,
+                            scalar_or_empty(at(spec, "preemptionPolicy")));
+    if (!a.ok()) return R::fail(a.err);
+    if (!a.value->class_name.empty()) spec["priorityClassName"] = str_node(a.value->class_name);
+    spec["priority"] = a.value->priority;
+    spec["preemptionPolicy"] = str_node(a.value->preemption_policy);
+  }
   return commit(k, change_type::added, tree, nullptr);
 }
 
