@@ -435,6 +435,45 @@ status_promise pod_write(api_self self, const std::string& uid,
   return rp;
 }
 
+// POST pods/binding. A binding whose connection broke below HTTP (an apiserver restart, say) may
+// have been applied without an answer: the pod is read back before the binding counts as failed,
+// so a landed binding is not retried (409) or reported PodScheduled=False over its True.
+status_promise bind_pod(api_self self, const std::string& uid, const std::string& node) {
+  auto rp = self->make_response_promise<fw::status>();
+  const pod_info* pod = find_pod(self->state, uid);
+  if (!pod) {
+    rp.deliver(fw::status::error("pod \"" + uid + "\" not found"));
+    return rp;
+  }
+  auto ref = ref_of(*pod);
+  auto enc = self->state.opts.encoding;
+  auto count = [self](const fw::status& s, int http_status) {
+    if (s.is_success()) ++self->state.bound;
+    else if (http_status == 409) ++self->state.bind_conflicts;
+  };
+  write(self, api::binding_request(ref, node, enc), [self, rp, ref, node, enc, count](api::http_response r) mutable {
+    if (r.status != 0) {
+      auto s = status_of(r);
+      count(s, r.status);
+      rp.deliver(std::move(s));
+      return;
+    }
+    auto failed = status_of(r);
+    write(self, api::get_pod_request(ref, enc), [rp, ref, node, enc, failed, count](api::http_response g) mutable {
+      k8s::core::Pod p;
+      bool landed = g.ok() && api::decode_body(g.body, enc, p) && p.metadata().uid() == ref.uid &&
+                    p.spec().node_name() == node;
+      if (landed)
+        spdlog::info("api_cluster: the binding of {}/{} to {} lost its answer ({}) but was applied", ref.ns, ref.name,
+                     node, failed.message());
+      auto s = landed ? fw::status::ok() : failed;
+      count(s, 0);
+      rp.deliver(std::move(s));
+    });
+  });
+  return rp;
+}
+
 void log_failed(const char* what, const api::http_response& r) {
   if (!r.ok()) spdlog::warn("api_cluster: {} failed: {}", what, api::describe_failure(r));
 }
@@ -591,7 +630,6 @@ cluster_stats stats_of(const api_state& st) {
 
 cluster_actor::behavior_type api_behavior(api_self self) {
   auto begin = [self] { return self->state.probe->begin_handler(self); };
-  auto enc = self->state.opts.encoding;
   return {
     [=](watch_atom, watcher_actor w) {
       auto probe_scope = begin();
@@ -636,12 +674,7 @@ cluster_actor::behavior_type api_behavior(api_self self) {
     },
     [=](bind_atom, const std::string& uid, const std::string& node) {
       auto probe_scope = begin();
-      return pod_write(
-        self, uid, [node, enc](const pod_info& p) { return api::binding_request(ref_of(p), node, enc); },
-        [self](const api::http_response& r) {
-          if (r.ok()) ++self->state.bound;
-          else if (r.status == 409) ++self->state.bind_conflicts;
-        });
+      return bind_pod(self, uid, node);
     },
     [=](status_atom, const std::string&, const std::string&) {
       // Pod phases come from the kubelets of a real cluster; nothing here reports them.

@@ -26,7 +26,11 @@ void report_failure(caf::local_actor*, const pipeline& p, failure r) {
   o.status = is_error ? "Error" : "Unschedulable";
   o.message = r.message;
   o.attempts = r.pod->attempts;
-  spdlog::debug("Unable to schedule pod; no fit; waiting pod=\"{}/{}\" err=\"{}\"", pod.ns, pod.name, r.message);
+  // kube's log lines: a rejection is "no fit", an error (a failed binding, say) is logged as one.
+  if (is_error)
+    spdlog::error("Error scheduling pod; retrying err=\"{}\" pod=\"{}/{}\"", r.message, pod.ns, pod.name);
+  else
+    spdlog::debug("Unable to schedule pod; no fit; waiting pod=\"{}/{}\" err=\"{}\"", pod.ns, pod.name, r.message);
   caf::anon_send(p.recorder, record_atom::value, std::move(o));
   caf::anon_send(p.queue, requeue_atom::value, std::move(r));
 }

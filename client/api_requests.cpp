@@ -76,6 +76,14 @@ http_request delete_pod_request(const object_ref& pod) {
   return json_request("DELETE", pod_path(pod), std::move(body), "application/json");
 }
 
+http_request get_pod_request(const object_ref& pod, encoding e) {
+  http_request r;
+  r.method = "GET";
+  r.path = pod_path(pod);
+  r.accept = std::string(media_type(e));
+  return r;
+}
+
 http_request condition_patch_request(const object_ref& pod, const condition_patch& c) {
   std::string cond = "{";
   member(cond, "type", c.type, false);

@@ -25,6 +25,8 @@ http_request binding_request(const object_ref& pod, const std::string& node, enc
 
 // DELETE the pod with a uid precondition (a pod recreated under the same name is not deleted).
 http_request delete_pod_request(const object_ref& pod);
+// GET of one pod, in the encoding given.
+http_request get_pod_request(const object_ref& pod, encoding e);
 
 // One condition of status.conditions, as a strategic merge patch of pods/status (conditions merge
 // by type). `transition_rfc3339` is its lastTransitionTime.

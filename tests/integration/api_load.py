@@ -11,6 +11,12 @@ HTTP/1.1 over TLS with the client certificate the fixture wrote (--cert-dir), JS
   api_load.py compare --server URL --certs DIR --dump FILE               (the scheduler's cache dump, as its
                                                                           SIGUSR2 logs it, against the API)
   api_load.py faults  --server URL --certs DIR                           (the fixture's injected-fault counts)
+  api_load.py apply   --server URL --certs DIR --file F                  (creates the items of a JSON v1 List)
+  api_load.py placements --server URL --certs DIR                        (every pod's node, as JSON)
+  api_load.py preemption --server URL --certs DIR --file F --node N --victim NS/NAME --survivor NS/NAME
+                                                                         (creates the pod in F, then follows the
+                                                                          pods' watch until it is bound: checks
+                                                                          what kube-scheduler's preemption writes)
   api_load.py split-log --dir DIR < LOG                                  (the scheduler's log to DIR/run.err,
                                                                           each cache dump to DIR/dump.N)
 
@@ -68,6 +74,7 @@ class Api:
                 self.local.c = None
                 if attempt == 4:
                     raise
+                time.sleep(0.1 * 2 ** attempt)  # an apiserver restart refuses connections for a while
         return 0, {}
 
     def list_all(self, path):
@@ -113,7 +120,10 @@ def parallel(api, jobs, threads=4):
             if job is None:
                 return
             method, path, body = job
-            st, resp = api.call(method, path, body)
+            try:
+                st, resp = api.call(method, path, body)
+            except (http.client.HTTPException, OSError) as e:  # a dead worker would lose its jobs silently
+                st, resp = 0, {"message": str(e)}
             if st not in (200, 201):
                 with lock:
                     errors.append("%s %s: HTTP %d %s" % (method, path, st, resp.get("message", "")))
@@ -340,6 +350,112 @@ def split_log(a):
     return 0
 
 
+# Collection paths of the kinds `apply` creates.
+COLLECTIONS = {("v1", "Node"): "/api/v1/nodes", ("v1", "Namespace"): "/api/v1/namespaces",
+               ("v1", "Pod"): "/api/v1/namespaces/%s/pods", ("v1", "Service"): "/api/v1/namespaces/%s/services",
+               ("v1", "ReplicationController"): "/api/v1/namespaces/%s/replicationcontrollers",
+               ("apps/v1", "ReplicaSet"): "/apis/apps/v1/namespaces/%s/replicasets",
+               ("apps/v1", "StatefulSet"): "/apis/apps/v1/namespaces/%s/statefulsets",
+               ("scheduling.k8s.io/v1", "PriorityClass"): "/apis/scheduling.k8s.io/v1/priorityclasses"}
+
+
+def apply(api, a):
+    """Creates the items of a JSON v1 List in order, one at a time."""
+    errors = []
+    for item in json.load(open(a.file))["items"]:
+        path = COLLECTIONS[(item["apiVersion"], item["kind"])]
+        if "%s" in path:
+            path %= item["metadata"].get("namespace", "default")
+        st, resp = api.call("POST", path, item)
+        if st not in (200, 201):
+            errors.append("%s %s: HTTP %d %s" % (item["kind"], item["metadata"]["name"], st, resp.get("message", "")))
+    for e in errors:
+        print("error: " + e, file=sys.stderr)
+    return 1 if errors else 0
+
+
+def placements(api, a):
+    pods = api.list_all("/api/v1/pods")
+    print(json.dumps({p["metadata"]["namespace"] + "/" + p["metadata"]["name"]: p["spec"].get("nodeName", "")
+                      for p in pods}, sort_keys=True))
+    return 0
+
+
+def preemption(api, a):
+    """Creates the preemptor (the one Pod in --file), follows the pods' watch from before its creation
+    until it is bound, then checks what a kube-scheduler preemption writes, in order: the preemptor's
+    PodScheduled=False (Unschedulable) condition and status.nominatedNodeName; the victim's
+    DisruptionTarget condition before its deletion; the survivor untouched; the preemptor bound."""
+    pre = json.load(open(a.file))
+    key = pre["metadata"].get("namespace", "default") + "/" + pre["metadata"]["name"]
+    st, body = api.call("GET", "/api/v1/pods")
+    if st != 200:
+        print("error: list pods: HTTP %d" % st, file=sys.stderr)
+        return 1
+    # Created before the watch is opened, which starts from the list's resourceVersion and so still
+    # sees everything after it (the fixture sends a watch's response headers with its first event).
+    st, resp = api.call("POST", "/api/v1/namespaces/%s/pods" % key.split("/")[0], pre)
+    if st != 201:
+        print("error: create %s: HTTP %d %s" % (key, st, resp.get("message", "")), file=sys.stderr)
+        return 1
+    c = http.client.HTTPSConnection(api.host, api.port, context=api.ctx, timeout=a.timeout)
+    c.request("GET", "/api/v1/pods?watch=1&resourceVersion=" + body["metadata"]["resourceVersion"],
+              headers={"Accept": "application/json"})
+    r = c.getresponse()
+    if r.status != 200:
+        print("error: watch pods: HTTP %d" % r.status, file=sys.stderr)
+        return 1
+    seen = []  # (what, detail) in watch order
+    bound_to = ""
+    try:
+        for line in r:
+            ev = json.loads(line)
+            obj = ev.get("object", {})
+            meta = obj.get("metadata", {})
+            k = meta.get("namespace", "") + "/" + meta.get("name", "")
+            conds = {c["type"]: c for c in obj.get("status", {}).get("conditions", [])}
+            if k == key:
+                ps = conds.get("PodScheduled")
+                if ps and ps.get("status") == "False":
+                    seen.append(("unschedulable", ps.get("reason", "") + ": " + ps.get("message", "")))
+                if obj.get("status", {}).get("nominatedNodeName"):
+                    seen.append(("nominated", obj["status"]["nominatedNodeName"]))
+                if obj.get("spec", {}).get("nodeName"):
+                    bound_to = obj["spec"]["nodeName"]
+                    break
+            elif k == a.victim:
+                if "DisruptionTarget" in conds:
+                    seen.append(("disruption-target", conds["DisruptionTarget"].get("reason", "")))
+                if ev["type"] == "DELETED":
+                    seen.append(("victim-deleted", ""))
+            elif k == a.survivor and ev["type"] == "DELETED":
+                seen.append(("survivor-deleted", ""))
+    except (OSError, http.client.HTTPException, ValueError) as e:
+        print("error: the pod watch ended before %s was bound: %s" % (key, e), file=sys.stderr)
+        return 1
+    finally:
+        c.close()
+    whats = [w for w, _ in seen]
+    problems = []
+    if bound_to != a.node:
+        problems.append("%s bound to %r, expected %s" % (key, bound_to, a.node))
+    for need in ("unschedulable", "nominated", "disruption-target", "victim-deleted"):
+        if need not in whats:
+            problems.append("never saw %s" % need)
+    if "nominated" in whats and ("nominated", a.node) not in seen:
+        problems.append("nominated to another node: %s" % seen)
+    if "disruption-target" in whats and "victim-deleted" in whats and \
+            whats.index("disruption-target") > whats.index("victim-deleted"):
+        problems.append("the victim was deleted before its DisruptionTarget condition")
+    if "survivor-deleted" in whats:
+        problems.append("%s was evicted, but one victim was enough" % a.survivor)
+    for p in problems:
+        print("error: " + p, file=sys.stderr)
+    for w, d in seen:
+        print("%s %s" % (w, d))
+    return 1 if problems else 0
+
+
 def faults(api, a):
     st, body = api.call("GET", "/debug/faults")
     if st != 200:
@@ -351,7 +467,8 @@ def faults(api, a):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("command", choices=["create", "wait", "check", "churn", "compare", "faults", "split-log"])
+    ap.add_argument("command", choices=["create", "wait", "check", "churn", "compare", "faults", "split-log", "apply",
+                                            "placements", "preemption"])
     ap.add_argument("--server")
     ap.add_argument("--certs")
     ap.add_argument("--dir")
@@ -363,12 +480,17 @@ def main():
     ap.add_argument("--rounds", type=int, default=10)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--dump")
+    ap.add_argument("--file")
+    ap.add_argument("--node")
+    ap.add_argument("--victim")
+    ap.add_argument("--survivor")
     a = ap.parse_args()
     if a.command == "split-log":
         return split_log(a)
     api = Api(a.server, a.certs)
     return {"create": create, "wait": wait, "check": check, "churn": churn, "compare": compare,
-            "faults": faults}[a.command](api, a)
+            "faults": faults, "apply": apply, "placements": placements,
+            "preemption": preemption}[a.command](api, a)
 
 
 if __name__ == "__main__":
