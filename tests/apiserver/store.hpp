@@ -108,6 +108,11 @@ struct binding_request {
   std::string target;  // target.name: the node
   std::vector<std::pair<std::string, std::string>> annotations;  // copied onto the pod
 };
+// A stored object's JSON decoded into its proto without a tree (simdjson), as codec::decode_json
+// would decode it; false when the text holds anything the fast path leaves to the codec (numbers
+// where a proto keeps text, RawExtension, enums, inline structs): then `out` is partial.
+bool json_to_proto_fast(std::string_view json, google::protobuf::Message& out);
+
 // Reads a Binding body (JSON, or protobuf when `protobuf`) without building a tree.
 result<binding_request> parse_binding(std::string_view body, bool protobuf);
 
@@ -173,9 +178,11 @@ private:
   op_result<object_ptr> create_stored(const kind_info& k, const std::string& ns, const YAML::Node& body, bool owned);
   op_result<object_ptr> commit(const kind_info& k, change_type t, YAML::Node tree, object_ptr prev);
   // Commits new JSON text of `prev` (same name, uid and labels; selectable fields given) as
-  // resourceVersion `rv`, which must be the next one.
+  // resourceVersion `rv`, which must be the next one; `proto_raw` is its protobuf form when the
+  // writer built it (else it is converted from the JSON when first served).
   op_result<object_ptr> commit_json(std::string json, uint64_t rv, const object_ptr& prev,
-                                    std::vector<std::pair<std::string, std::string>> fields);
+                                    std::vector<std::pair<std::string, std::string>> fields,
+                                    std::string proto_raw = {});
   op_result<object_ptr> replace_checked(const kind_info& k, const object_ptr& cur, YAML::Node next, bool status_only);
   std::optional<api_error> check_namespace(const kind_info& k, const std::string& ns) const;
   // The Priority admission plugin for pod `name`: the class it names (or the global default), the

@@ -26,69 +26,139 @@ namespace dom = simdjson::dom;
 namespace pb = google::protobuf;
 using FD = pb::FieldDescriptor;
 
-bool fits_message(const pb::Descriptor* d, dom::element e, int depth);
+// The type check below doubles as a decoder: with `out` set, what fits is also written into the
+// message (wire.cpp's protobuf form of a stored object). Decoding is stricter than checking: a value
+// whose text a proto field would keep as written (a number in a string or Quantity field) is
+// refused, and the caller converts through the tree instead.
+bool fits_message(const pb::Descriptor* d, dom::element e, pb::Message* out, int depth);
 
-bool fits_special(const std::string& type, dom::element e) {
+bool fits_special(const std::string& type, dom::element e, pb::Message* out) {
   std::string_view s;
   bool is_string = e.get_string().get(s) == simdjson::SUCCESS;
-  if (type == "k8s.meta.Quantity") return is_string && parse_quantity(s).ok();
+  auto* r = out ? out->GetReflection() : nullptr;
+  auto field = [&](int n) { return out->GetDescriptor()->FindFieldByNumber(n); };
+  if (type == "k8s.meta.Quantity") {
+    if (!is_string || !parse_quantity(s).ok()) return false;
+    if (out) r->SetString(out, field(1), std::string(s));
+    return true;
+  }
   if (type == "k8s.meta.Time" || type == "k8s.meta.MicroTime") {
     int64_t secs = 0;
     int32_t nanos = 0;
-    return is_string && codec::parse_rfc3339(s, secs, nanos);
+    if (!is_string || !codec::parse_rfc3339(s, secs, nanos)) return false;
+    if (out) r->SetInt64(out, field(1), secs), r->SetInt32(out, field(2), nanos);
+    return true;
   }
   if (type == "k8s.meta.IntOrString") {
+    // All three fields set, as the codec (and Go's wire form) does.
     int64_t v = 0;
-    return is_string || (e.get_int64().get(v) == simdjson::SUCCESS && v >= std::numeric_limits<int32_t>::min() &&
-                         v <= std::numeric_limits<int32_t>::max());
+    if (!is_string && (e.get_int64().get(v) != simdjson::SUCCESS || v < std::numeric_limits<int32_t>::min() ||
+                       v > std::numeric_limits<int32_t>::max()))
+      return false;
+    if (out) {
+      r->SetInt64(out, field(1), is_string ? 1 : 0);
+      r->SetInt32(out, field(2), is_string ? 0 : static_cast<int32_t>(v));
+      r->SetString(out, field(3), is_string ? std::string(s) : std::string());
+    }
+    return true;
   }
   return false;  // RawExtension and anything else: the tree path decides
 }
 
-// One non-null value of field f (an element of it when repeated or a map value).
-bool fits_value(const FD* f, dom::element e, int depth) {
+// One non-null value of field f (an element of it when repeated or a map value), written into
+// `out` (the message that holds f) when set.
+bool fits_value(const FD* f, dom::element e, pb::Message* out, int depth) {
   auto t = e.type();
+  auto* r = out ? out->GetReflection() : nullptr;
+  bool rep = f->is_repeated();
   switch (f->cpp_type()) {
-    case FD::CPPTYPE_MESSAGE: return fits_message(f->message_type(), e, depth + 1);
-    case FD::CPPTYPE_STRING:
-      return f->type() != FD::TYPE_BYTES && t != dom::element_type::OBJECT && t != dom::element_type::ARRAY;
-    case FD::CPPTYPE_BOOL: return t == dom::element_type::BOOL;
+    case FD::CPPTYPE_MESSAGE: {
+      pb::Message* sub = out ? (rep ? r->AddMessage(out, f) : r->MutableMessage(out, f)) : nullptr;
+      return fits_message(f->message_type(), e, sub, depth + 1);
+    }
+    case FD::CPPTYPE_STRING: {
+      if (f->type() == FD::TYPE_BYTES || t == dom::element_type::OBJECT || t == dom::element_type::ARRAY) return false;
+      if (!out) return true;
+      std::string_view v;
+      if (e.get_string().get(v) != simdjson::SUCCESS) return false;
+      rep ? r->AddString(out, f, std::string(v)) : r->SetString(out, f, std::string(v));
+      return true;
+    }
+    case FD::CPPTYPE_BOOL: {
+      if (t != dom::element_type::BOOL) return false;
+      if (out) rep ? r->AddBool(out, f, e.get_bool().value_unsafe()) : r->SetBool(out, f, e.get_bool().value_unsafe());
+      return true;
+    }
     case FD::CPPTYPE_INT32: {
       int64_t v = 0;
-      return e.get_int64().get(v) == simdjson::SUCCESS && v >= std::numeric_limits<int32_t>::min() &&
-             v <= std::numeric_limits<int32_t>::max();
+      if (e.get_int64().get(v) != simdjson::SUCCESS || v < std::numeric_limits<int32_t>::min() ||
+          v > std::numeric_limits<int32_t>::max())
+        return false;
+      if (out) rep ? r->AddInt32(out, f, static_cast<int32_t>(v)) : r->SetInt32(out, f, static_cast<int32_t>(v));
+      return true;
     }
-    case FD::CPPTYPE_INT64: return t == dom::element_type::INT64;
+    case FD::CPPTYPE_INT64: {
+      if (t != dom::element_type::INT64) return false;
+      if (out) rep ? r->AddInt64(out, f, e.get_int64().value_unsafe()) : r->SetInt64(out, f, e.get_int64().value_unsafe());
+      return true;
+    }
     case FD::CPPTYPE_UINT32: {
       uint64_t v = 0;
-      return e.get_uint64().get(v) == simdjson::SUCCESS && v <= std::numeric_limits<uint32_t>::max();
+      if (e.get_uint64().get(v) != simdjson::SUCCESS || v > std::numeric_limits<uint32_t>::max()) return false;
+      if (out) rep ? r->AddUInt32(out, f, static_cast<uint32_t>(v)) : r->SetUInt32(out, f, static_cast<uint32_t>(v));
+      return true;
     }
-    case FD::CPPTYPE_UINT64: return t == dom::element_type::INT64 && e.get_int64().value_unsafe() >= 0;
+    case FD::CPPTYPE_UINT64: {
+      if (t != dom::element_type::INT64 || e.get_int64().value_unsafe() < 0) return false;
+      auto v = static_cast<uint64_t>(e.get_int64().value_unsafe());
+      if (out) rep ? r->AddUInt64(out, f, v) : r->SetUInt64(out, f, v);
+      return true;
+    }
     case FD::CPPTYPE_DOUBLE:
-    case FD::CPPTYPE_FLOAT:
-      return t == dom::element_type::INT64 || t == dom::element_type::UINT64 || t == dom::element_type::DOUBLE;
+    case FD::CPPTYPE_FLOAT: {
+      if (t != dom::element_type::INT64 && t != dom::element_type::UINT64 && t != dom::element_type::DOUBLE) return false;
+      if (!out) return true;
+      double v = t == dom::element_type::DOUBLE ? e.get_double().value_unsafe()
+                 : t == dom::element_type::INT64 ? static_cast<double>(e.get_int64().value_unsafe())
+                                                 : static_cast<double>(e.get_uint64().value_unsafe());
+      if (f->cpp_type() == FD::CPPTYPE_FLOAT)
+        rep ? r->AddFloat(out, f, static_cast<float>(v)) : r->SetFloat(out, f, static_cast<float>(v));
+      else
+        rep ? r->AddDouble(out, f, v) : r->SetDouble(out, f, v);
+      return true;
+    }
     default: return false;  // enums: the tree path decides
   }
 }
 
-bool fits_field(const FD* f, dom::element v, int depth) {
+bool fits_field(const FD* f, dom::element v, pb::Message* out, int depth) {
   if (v.is_null()) return true;  // null leaves a field unset
   if (f->is_map()) {
     dom::object obj;
     if (v.get_object().get(obj) != simdjson::SUCCESS) return false;
+    const FD* kf = f->message_type()->FindFieldByNumber(1);
     const FD* vf = f->message_type()->FindFieldByNumber(2);
-    for (auto kv : obj)
-      if (!kv.value.is_null() && !fits_value(vf, kv.value, depth)) return false;
+    for (auto kv : obj) {
+      pb::Message* entry = out ? out->GetReflection()->AddMessage(out, f) : nullptr;
+      if (entry) entry->GetReflection()->SetString(entry, kf, std::string(kv.key));
+      // A null map value keeps an entry with a default value (as the codec does).
+      if (!kv.value.is_null() && !fits_value(vf, kv.value, entry, depth)) return false;
+    }
     return true;
   }
   if (f->is_repeated()) {
     dom::array arr;
     if (v.get_array().get(arr) != simdjson::SUCCESS) return false;
-    for (auto e : arr)
-      if (!(e.is_null() && f->cpp_type() == FD::CPPTYPE_MESSAGE) && !fits_value(f, e, depth)) return false;
+    for (auto e : arr) {
+      if (e.is_null() && f->cpp_type() == FD::CPPTYPE_MESSAGE) {
+        if (out) out->GetReflection()->AddMessage(out, f);
+        continue;
+      }
+      if (!fits_value(f, e, out, depth)) return false;
+    }
     return true;
   }
-  return fits_value(f, v, depth);
+  return fits_value(f, v, out, depth);
 }
 
 const FD* by_json_name(const pb::Descriptor* d, std::string_view key) {
@@ -97,19 +167,19 @@ const FD* by_json_name(const pb::Descriptor* d, std::string_view key) {
   return nullptr;
 }
 
-bool fits_message(const pb::Descriptor* d, dom::element e, int depth) {
+bool fits_message(const pb::Descriptor* d, dom::element e, pb::Message* out, int depth) {
   if (depth > 100) return false;
   const std::string& name = d->full_name();
   if (name.rfind("k8s.meta.", 0) == 0 && (name == "k8s.meta.Quantity" || name == "k8s.meta.Time" ||
                                           name == "k8s.meta.MicroTime" || name == "k8s.meta.IntOrString" ||
                                           name == "k8s.meta.RawExtension"))
-    return fits_special(name, e);
+    return fits_special(name, e, out);
   if (e.is_null()) return true;
   dom::object obj;
   if (e.get_object().get(obj) != simdjson::SUCCESS) return false;
   if (name == "k8s.core.Volume" || name == "k8s.core.PersistentVolumeSpec") return false;  // inline structs
   for (auto kv : obj)
-    if (const FD* f = by_json_name(d, kv.key); f && !fits_field(f, kv.value, depth)) return false;
+    if (const FD* f = by_json_name(d, kv.key); f && !fits_field(f, kv.value, out, depth)) return false;
   return true;
 }
 
@@ -165,6 +235,11 @@ bool pod_create_edits(const json_doc& doc, std::vector<json_edit>& edits) {
 
 }  // namespace
 
+bool json_to_proto_fast(std::string_view json, pb::Message& out) {
+  static json_doc doc;
+  return doc.parse(json) && fits_message(out.GetDescriptor(), doc.root(), &out, 0);
+}
+
 R store::create_json(const kind_info& k, const std::string& ns, std::string_view text) {
   std::optional<std::string> converted;
   if (k.is_view()) {
@@ -199,7 +274,7 @@ std::optional<R> store::create_plain(const kind_info& k, const std::string& ns, 
   if (!body_ns.empty() && (!k.namespaced || body_ns != ns)) return std::nullopt;
   if (name.empty() && generate.empty()) return std::nullopt;
   if (check_namespace(k, ns)) return std::nullopt;
-  if (!fits_message(k.prototype->GetDescriptor(), doc.root(), 0)) return std::nullopt;
+  if (!fits_message(k.prototype->GetDescriptor(), doc.root(), nullptr, 0)) return std::nullopt;
   std::map<std::string, std::string> labels;
   if (auto l = doc.find({"metadata", "labels"}); l && !l->is_null()) {
     dom::object obj;
