@@ -418,16 +418,20 @@ const pod_info* find_pod(const api_state& st, const std::string& id) {
   return it == st.pods.end() ? nullptr : it->second.get();
 }
 
+// find_pod, or null after answering `rp` that the pod is not known.
+const pod_info* find_pod_or_answer(const api_state& st, const std::string& id, status_promise& rp) {
+  const pod_info* pod = find_pod(st, id);
+  if (!pod) rp.deliver(fw::status::error("pod \"" + id + "\" not found"));
+  return pod;
+}
+
 // A write about a pod the informer knows, answered through a response promise.
 status_promise pod_write(api_self self, const std::string& uid,
                          const std::function<api::http_request(const pod_info&)>& build,
                          std::function<void(const api::http_response&)> after = nullptr) {
   auto rp = self->make_response_promise<fw::status>();
-  const pod_info* pod = find_pod(self->state, uid);
-  if (!pod) {
-    rp.deliver(fw::status::error("pod \"" + uid + "\" not found"));
-    return rp;
-  }
+  const pod_info* pod = find_pod_or_answer(self->state, uid, rp);
+  if (!pod) return rp;
   write(self, build(*pod), [rp, after = std::move(after)](api::http_response r) mutable {
     if (after) after(r);
     rp.deliver(status_of(r));
@@ -440,11 +444,8 @@ status_promise pod_write(api_self self, const std::string& uid,
 // so a landed binding is not retried (409) or reported PodScheduled=False over its True.
 status_promise bind_pod(api_self self, const std::string& uid, const std::string& node) {
   auto rp = self->make_response_promise<fw::status>();
-  const pod_info* pod = find_pod(self->state, uid);
-  if (!pod) {
-    rp.deliver(fw::status::error("pod \"" + uid + "\" not found"));
-    return rp;
-  }
+  const pod_info* pod = find_pod_or_answer(self->state, uid, rp);
+  if (!pod) return rp;
   auto ref = ref_of(*pod);
   auto enc = self->state.opts.encoding;
   auto count = [self](const fw::status& s, int http_status) {
@@ -518,11 +519,8 @@ void record_event(api_self self, const cluster_event_record& ev) {
 // Preempted Event on the victim, as kube's preemption does.
 status_promise evict(api_self self, const std::string& uid, const std::string& message) {
   auto rp = self->make_response_promise<fw::status>();
-  const pod_info* pod = find_pod(self->state, uid);
-  if (!pod) {
-    rp.deliver(fw::status::error("pod \"" + uid + "\" not found"));
-    return rp;
-  }
+  const pod_info* pod = find_pod_or_answer(self->state, uid, rp);
+  if (!pod) return rp;
   auto ref = ref_of(*pod);
   api::condition_patch c{"DisruptionTarget", "True", "PreemptionByScheduler",
                          "kube-actor-scheduler: preempting to accommodate a higher priority pod", now_rfc3339(0)};
