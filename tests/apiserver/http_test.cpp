@@ -4,16 +4,12 @@
 // and a blocking waitpid; readiness is its `listening on` line, never a sleep.
 #include <gtest/gtest.h>
 
-#include <signal.h>
-#include <sys/wait.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <condition_variable>
-#include <filesystem>
-#include <future>
 #include <mutex>
 
 #include "client/api_wire.hpp"
@@ -22,77 +18,16 @@
 #include "messages/codec.hpp"
 #include "messages/k8s/core.pb.h"
 #include "messages/k8s/meta.pb.h"
+#include "tests/apiserver/test_server_process.hpp"
 
 namespace kas::api {
 namespace {
 
 using namespace std::chrono_literals;
 
-class apiserver {
-public:
-  explicit apiserver(std::vector<std::string> extra = {}) {
-    char tmpl[] = "/tmp/kas-test-apiserver-XXXXXX";
-    dir_ = mkdtemp(tmpl);
-    std::vector<std::string> args = {KAS_TEST_APISERVER, "--listen", "127.0.0.1:0", "--kubeconfig-out",
-                                      (dir_ / "kubeconfig").string(), "--cert-dir", (dir_ / "certs").string()};
-    args.insert(args.end(), extra.begin(), extra.end());
-    int out[2];
-    if (pipe(out) != 0) throw std::runtime_error("pipe");
-    pid_ = fork();
-    if (pid_ == 0) {
-      dup2(out[1], 1);
-      close(out[0]);
-      std::vector<char*> argv;
-      for (auto& a : args) argv.push_back(a.data());
-      argv.push_back(nullptr);
-      execv(argv[0], argv.data());
-      _exit(127);
-    }
-    close(out[1]);
-    std::string line;
-    char c;
-    while (read(out[0], &c, 1) == 1 && c != '\n') line += c;
-    close(out[0]);
-    const std::string prefix = "listening on ";
-    if (line.rfind(prefix, 0) == 0) url_ = line.substr(prefix.size());
-  }
-  ~apiserver() {
-    kill(pid_, SIGTERM);
-    int st = 0;
-    waitpid(pid_, &st, 0);
-    std::filesystem::remove_all(dir_);
-  }
-  const std::string& url() const { return url_; }
-  std::string kubeconfig() const { return (dir_ / "kubeconfig").string(); }
-  std::string cert_dir() const { return (dir_ / "certs").string(); }
-
-private:
-  std::filesystem::path dir_;
-  pid_t pid_ = -1;
-  std::string url_;
-};
-
-std::unique_ptr<http_transport> connect(const std::string& kubeconfig) {
-  auto conn = load_kubeconfig(kubeconfig);
-  EXPECT_TRUE(conn) << conn.err().message;
-  if (!conn) return nullptr;
-  auto t = http_transport::create(*conn);
-  EXPECT_TRUE(t) << t.err().message;
-  return t ? std::move(*t) : nullptr;
-}
-
-// Runs one request to completion (the bound only turns a hang into a failure).
-http_response call(http_transport& t, http_request r) {
-  auto done = std::make_shared<std::promise<http_response>>();
-  auto f = done->get_future();
-  r.timeout = 20s;
-  t.start(std::move(r), http_callbacks{nullptr, nullptr, [done](http_response resp) { done->set_value(std::move(resp)); }});
-  if (f.wait_for(30s) != std::future_status::ready) {
-    ADD_FAILURE() << "no answer within 30 s";
-    return {};
-  }
-  return f.get();
-}
+using apiserver = testapi::server_process;
+using testapi::call;
+using testapi::connect;
 
 http_request req(const std::string& method, const std::string& path, std::string body = "",
                  encoding e = encoding::json) {
@@ -317,9 +252,9 @@ TEST(TestApiserver, Http1PostsKeepTheConnectionAlive) {
   int fd = socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in a{};
   a.sin_family = AF_INET;
-  a.sin_port = htons(static_cast<uint16_t>(std::stoi(s.url().substr(s.url().rfind(':') + 1))));
+  a.sin_port = htons(static_cast<uint16_t>(s.port()));
   inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
-  ASSERT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
   for (const char* name : {"n1", "n2"}) {
     std::string body = std::string(R"({"metadata":{"name":")") + name + "\"}}";
     std::string msg = "POST /api/v1/nodes HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: " +

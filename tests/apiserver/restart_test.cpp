@@ -10,96 +10,28 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
-#include <poll.h>
-#include <signal.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <condition_variable>
-#include <filesystem>
-#include <future>
+#include <cstring>
 #include <mutex>
+#include <optional>
 
 #include "client/api_wire.hpp"
 #include "client/http_transport.hpp"
-#include "client/kubeconfig.hpp"
 #include "messages/k8s/core.pb.h"
+#include "tests/apiserver/test_server_process.hpp"
 
 namespace kas::api {
 namespace {
 
-using namespace std::chrono_literals;
-using steady = std::chrono::steady_clock;
+using testapi::call;
+using testapi::connect;
+using testapi::server_process;
 
-constexpr auto kBound = 30s;  // a hang bound, never a decision
-
-// The fixture binary with its stdout kept open: it prints `listening on URL` when it starts and
-// again whenever a restart's outage is over.
-class server_process {
-public:
-  explicit server_process(std::vector<std::string> extra) {
-    char tmpl[] = "/tmp/kas-restart-test-XXXXXX";
-    dir_ = mkdtemp(tmpl);
-    std::vector<std::string> args = {KAS_TEST_APISERVER, "--listen", "127.0.0.1:0", "--kubeconfig-out",
-                                     (dir_ / "kubeconfig").string()};
-    args.insert(args.end(), extra.begin(), extra.end());
-    int out[2];
-    if (pipe(out) != 0) throw std::runtime_error("pipe");
-    pid_ = fork();
-    if (pid_ == 0) {
-      dup2(out[1], 1);
-      close(out[0]);
-      std::vector<char*> argv;
-      for (auto& a : args) argv.push_back(a.data());
-      argv.push_back(nullptr);
-      execv(argv[0], argv.data());
-      _exit(127);
-    }
-    close(out[1]);
-    out_ = out[0];
-    const std::string prefix = "listening on ";
-    std::string line = next_line();
-    if (line.rfind(prefix, 0) == 0) url_ = line.substr(prefix.size());
-  }
-  ~server_process() {
-    kill(pid_, SIGTERM);
-    int st = 0;
-    waitpid(pid_, &st, 0);
-    close(out_);
-    std::filesystem::remove_all(dir_);
-  }
-  const std::string& url() const { return url_; }
-  std::string kubeconfig() const { return (dir_ / "kubeconfig").string(); }
-  int port() const { return std::stoi(url_.substr(url_.rfind(':') + 1)); }
-
-  // The next line the server prints; "" at EOF or when none comes within kBound.
-  std::string next_line() {
-    auto deadline = steady::now() + kBound;
-    while (true) {
-      if (size_t nl = buf_.find('\n'); nl != std::string::npos) {
-        std::string line = buf_.substr(0, nl);
-        buf_.erase(0, nl + 1);
-        return line;
-      }
-      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - steady::now()).count();
-      if (left <= 0) return "";
-      pollfd p{out_, POLLIN, 0};
-      if (poll(&p, 1, static_cast<int>(left)) <= 0) continue;
-      char b[512];
-      ssize_t n = read(out_, b, sizeof b);
-      if (n <= 0) return "";
-      buf_.append(b, static_cast<size_t>(n));
-    }
-  }
-
-private:
-  std::filesystem::path dir_;
-  pid_t pid_ = -1;
-  int out_ = -1;
-  std::string url_, buf_;
-};
+constexpr auto kBound = testapi::kTestBound;  // a hang bound, never a decision
 
 // 0 when a TCP connection to 127.0.0.1:port is accepted (by the kernel), else the connect errno.
 int try_connect(int port) {
@@ -111,33 +43,6 @@ int try_connect(int port) {
   int rc = ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 ? 0 : errno;
   close(fd);
   return rc;
-}
-
-std::unique_ptr<http_transport> connect(const std::string& kubeconfig) {
-  auto conn = load_kubeconfig(kubeconfig);
-  EXPECT_TRUE(conn) << conn.err().message;
-  if (!conn) return nullptr;
-  auto t = http_transport::create(*conn);
-  EXPECT_TRUE(t) << t.err().message;
-  return t ? std::move(*t) : nullptr;
-}
-
-http_response call(http_transport& t, const std::string& method, const std::string& path, std::string body = "") {
-  http_request r;
-  r.method = method;
-  r.path = path;
-  r.body = std::move(body);
-  if (!r.body.empty()) r.content_type = "application/json";
-  r.accept = "application/json";
-  r.timeout = 20s;
-  auto done = std::make_shared<std::promise<http_response>>();
-  auto f = done->get_future();
-  t.start(std::move(r), http_callbacks{nullptr, nullptr, [done](http_response resp) { done->set_value(std::move(resp)); }});
-  if (f.wait_for(kBound) != std::future_status::ready) {
-    ADD_FAILURE() << "no answer to " << method << " " << path;
-    return {};
-  }
-  return f.get();
 }
 
 std::string create_node(http_transport& t, const std::string& name) {
