@@ -53,6 +53,9 @@ struct api_state {
   // in flight through the executor), then the executor.
   std::unique_ptr<mailbox_executor> exec;
   std::unique_ptr<api::http_transport> transport;
+  // bench --kubeconfig's creates and deletes: a connection of their own, as scheduler_perf's
+  // workload is another client (created at the first workload write).
+  std::unique_ptr<api::http_transport> workload_transport;
   std::vector<std::unique_ptr<api::reflector>> reflectors;
   std::unique_ptr<watch_fanout> watchers;
   // The informers' view, compiled.
@@ -390,7 +393,13 @@ void write(api_self self, api::http_request req, std::function<void(api::http_re
       }
     });
   };
-  st.transport->start(std::move(req), std::move(cb));
+  api::http_transport* t = st.transport.get();
+  if (which == lane::workload) {
+    if (!st.workload_transport)
+      if (auto w = api::http_transport::create(st.opts.connection, st.opts.transport)) st.workload_transport = std::move(*w);
+    if (st.workload_transport) t = st.workload_transport.get();
+  }
+  t->start(std::move(req), std::move(cb));
 }
 
 api::object_ref ref_of(const pod_info& p) { return {p.ns, p.name, p.uid}; }
