@@ -135,6 +135,13 @@ void server::route_collection(request& r, const kind_info& k, const std::string&
   }
   if (r.method == "POST") {
     if (!r.body.empty() && !is_protobuf(r.content_type)) return respond_object(r, 201, store_.create_json(k, ns, r.body), f);
+    // A protobuf body is stored as JSON (the store's form), through the same tree-less path.
+    if (!r.body.empty() && k.prototype) {
+      std::unique_ptr<google::protobuf::Message> m(k.prototype->New());
+      if (auto d = codec::decode_protobuf(r.body, *m); !d)
+        return respond_error(r.req, bad_request("the protobuf body does not decode: " + d.err().message), f);
+      return respond_object(r, 201, store_.create_json(k, ns, codec::encode_json(*m)), f);
+    }
     auto body = body_tree(r, k.prototype);
     if (!body) return respond_error(r.req, bad_request(body.err().message), f);
     return respond_object(r, 201, store_.create(k, ns, *body), f);
