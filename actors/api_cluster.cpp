@@ -520,8 +520,16 @@ void record_event(api_self self, const cluster_event_record& ev) {
     return;
   }
   st.events[v.index] = v.event;
-  write(self, api::event_series_request(regarding.ns, st.event_names[v.index], v.event.count, now_rfc3339(6)),
-        [](const api::http_response& r) { log_failed("an Event series update", r); });
+  f.name = st.event_names[v.index];
+  f.count = v.event.count;
+  f.last_observed_rfc3339 = f.event_time_rfc3339;
+  // As client-go's event recorder: a series update whose Event is gone (its create failed, or it
+  // was deleted or expired) creates it again, series included.
+  write(self, api::event_series_request(regarding.ns, f.name, f.count, f.last_observed_rfc3339),
+        [self, regarding, f](const api::http_response& r) {
+          if (r.status != 404) return log_failed("an Event series update", r);
+          write(self, api::event_request(regarding, f), [](const api::http_response& c) { log_failed("an Event", c); });
+        });
 }
 
 // Preemption: the DisruptionTarget condition first, then the delete with a uid precondition, and a

@@ -13,6 +13,10 @@ HTTP/1.1 over TLS with the client certificate the fixture wrote (--cert-dir), JS
   api_load.py faults  --server URL --certs DIR                           (the fixture's injected-fault counts)
   api_load.py apply   --server URL --certs DIR --file F                  (creates the items of a JSON v1 List)
   api_load.py placements --server URL --certs DIR                        (every pod's node, as JSON)
+  api_load.py event-recreate --server URL --certs DIR --pod NS/NAME --delete-pod NS/NAME
+                                                                         (the pod's FailedScheduling Event is deleted,
+                                                                          then --delete-pod is, which retries the pod:
+                                                                          its repeat must create the Event again)
   api_load.py preemption --server URL --certs DIR --file F --node N --victim NS/NAME --survivor NS/NAME
                                                                          (creates the pod in F, then follows the
                                                                           pods' watch until it is bound: checks
@@ -456,6 +460,66 @@ def preemption(api, a):
     return 1 if problems else 0
 
 
+def watch_until(api, path, rv, timeout, match):
+    """Follows a watch from rv until match(event) is true; returns that event, or None."""
+    c = http.client.HTTPSConnection(api.host, api.port, context=api.ctx, timeout=timeout)
+    try:
+        c.request("GET", path + "?watch=1&resourceVersion=" + rv, headers={"Accept": "application/json"})
+        r = c.getresponse()
+        if r.status != 200:
+            return None
+        for line in r:
+            ev = json.loads(line)
+            if match(ev):
+                return ev
+    except (OSError, http.client.HTTPException, ValueError):
+        return None
+    finally:
+        c.close()
+    return None
+
+
+def event_recreate(api, a):
+    """A repeat of an Event that no longer exists creates it again (client-go's recorder does)."""
+    ns, name = a.pod.split("/")
+    path = "/apis/events.k8s.io/v1/namespaces/%s/events" % ns
+
+    def failed_for_pod(ev):
+        o = ev.get("object", {})
+        return ev.get("type") in ("ADDED", "MODIFIED") and o.get("reason") == "FailedScheduling" and \
+            o.get("regarding", {}).get("name") == name
+
+    st, body = api.call("GET", path)
+    if st != 200:
+        print("error: list events: HTTP %d" % st, file=sys.stderr)
+        return 1
+    first = next((e for e in body.get("items", []) if failed_for_pod({"type": "ADDED", "object": e})), None)
+    if first is None:
+        ev = watch_until(api, path, body["metadata"]["resourceVersion"], a.timeout, failed_for_pod)
+        first = ev and ev["object"]
+    if not first:
+        print("error: no FailedScheduling Event for %s" % a.pod, file=sys.stderr)
+        return 1
+    ev_name = first["metadata"]["name"]
+    st, resp = api.call("DELETE", path + "/" + ev_name)
+    if st != 200:
+        print("error: delete Event %s: HTTP %d %s" % (ev_name, st, resp.get("message", "")), file=sys.stderr)
+        return 1
+    rv = resp["metadata"]["resourceVersion"]
+    dns, dname = a.delete_pod.split("/")
+    st, resp = api.call("DELETE", "/api/v1/namespaces/%s/pods/%s" % (dns, dname))
+    if st != 200:
+        print("error: delete pod %s: HTTP %d" % (a.delete_pod, st), file=sys.stderr)
+        return 1
+    again = watch_until(api, path, rv, a.timeout,
+                        lambda ev: failed_for_pod(ev) and ev["object"]["metadata"]["name"] == ev_name)
+    if not again:
+        print("error: the repeat of %s did not create the deleted Event again" % ev_name, file=sys.stderr)
+        return 1
+    print("recreated %s with series %s" % (ev_name, json.dumps(again["object"].get("series"))))
+    return 0 if again["object"].get("series", {}).get("count", 1) >= 2 else 1
+
+
 def faults(api, a):
     st, body = api.call("GET", "/debug/faults")
     if st != 200:
@@ -468,7 +532,7 @@ def faults(api, a):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("command", choices=["create", "wait", "check", "churn", "compare", "faults", "split-log", "apply",
-                                            "placements", "preemption"])
+                                            "placements", "preemption", "event-recreate"])
     ap.add_argument("--server")
     ap.add_argument("--certs")
     ap.add_argument("--dir")
@@ -484,13 +548,15 @@ def main():
     ap.add_argument("--node")
     ap.add_argument("--victim")
     ap.add_argument("--survivor")
+    ap.add_argument("--pod")
+    ap.add_argument("--delete-pod")
     a = ap.parse_args()
     if a.command == "split-log":
         return split_log(a)
     api = Api(a.server, a.certs)
     return {"create": create, "wait": wait, "check": check, "churn": churn, "compare": compare,
             "faults": faults, "apply": apply, "placements": placements,
-            "preemption": preemption}[a.command](api, a)
+            "preemption": preemption, "event-recreate": event_recreate}[a.command](api, a)
 
 
 if __name__ == "__main__":
