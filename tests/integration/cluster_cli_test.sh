@@ -88,6 +88,15 @@ case "$case" in
     echo "bound $pods pods on $nodes nodes in ${secs} s"
     stop_run
     python3 "$load" check --server "$server" --certs "$certs" --pods "$pods" --nodes "$nodes" || fail "invariants"
+    # kubectl sees the same: every pod listed, none without a node.
+    if command -v kubectl >/dev/null; then
+      KUBECONFIG="$certs/kubeconfig" kubectl get pods -A --no-headers -o custom-columns=NODE:.spec.nodeName \
+        >"$work/kubectl.out" || fail "kubectl get pods: $(tail -3 "$work/kubectl.out")"
+      listed="$(wc -l <"$work/kubectl.out")" unbound="$(grep -c '<none>' "$work/kubectl.out" || true)"
+      [ "$listed" -eq "$pods" ] && [ "$unbound" -eq 0 ] ||
+        fail "kubectl get pods lists $listed pods, $unbound of them without a node (expected $pods, all bound)"
+      echo "kubectl get pods: $listed pods, all bound"
+    fi
     ;;
   faults)
     # Every fault at once: watches closed every 300 events, 5 % of writes fail with 500, 5 % of
