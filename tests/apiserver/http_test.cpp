@@ -28,6 +28,7 @@ using namespace std::chrono_literals;
 using apiserver = testapi::server_process;
 using testapi::call;
 using testapi::connect;
+using watcher = testapi::stream_watch;
 
 http_request req(const std::string& method, const std::string& path, std::string body = "",
                  encoding e = encoding::json) {
@@ -39,59 +40,6 @@ http_request req(const std::string& method, const std::string& path, std::string
   r.accept = std::string(media_type(e));
   return r;
 }
-
-// A streamed watch that collects decoded events.
-class watcher {
-public:
-  watcher(http_transport& t, const std::string& path, encoding e) : decoder_(e) {
-    http_request r;
-    r.path = path;
-    r.accept = std::string(media_type(e));
-    r.stream = true;
-    id_ = t.start(std::move(r), http_callbacks{nullptr,
-                                               [this](std::string_view chunk) {
-                                                 std::lock_guard<std::mutex> l(m_);
-                                                 auto s = decoder_.feed(chunk, events_);
-                                                 if (!s) error_ = s.err().message;
-                                                 cv_.notify_all();
-                                               },
-                                               [this](http_response) {
-                                                 std::lock_guard<std::mutex> l(m_);
-                                                 ended_ = true;
-                                                 cv_.notify_all();
-                                               }});
-    t_ = &t;
-  }
-  ~watcher() {
-    t_->cancel(id_);
-    std::unique_lock<std::mutex> l(m_);
-    cv_.wait_for(l, 30s, [&] { return ended_; });
-  }
-  // Waits until n events arrived (or the stream ended); returns them.
-  std::vector<watch_event> wait_for(size_t n) {
-    std::unique_lock<std::mutex> l(m_);
-    if (!cv_.wait_for(l, 30s, [&] { return events_.size() >= n || ended_; })) ADD_FAILURE() << "watch stalled";
-    return events_;
-  }
-  bool wait_end() {
-    std::unique_lock<std::mutex> l(m_);
-    return cv_.wait_for(l, 30s, [&] { return ended_; });
-  }
-  std::string error() {
-    std::lock_guard<std::mutex> l(m_);
-    return error_;
-  }
-
-private:
-  http_transport* t_ = nullptr;
-  uint64_t id_ = 0;
-  std::mutex m_;
-  std::condition_variable cv_;
-  watch_decoder decoder_;
-  std::vector<watch_event> events_;
-  std::string error_;
-  bool ended_ = false;
-};
 
 std::string pod_pb(const std::string& name) {
   k8s::core::Pod p;
@@ -180,8 +128,8 @@ TEST(TestApiserver, WatchSeesCreateAndBinding) {
   EXPECT_EQ(b3.status, 404);
   EXPECT_EQ(decode_status(b3.status, b3.body, encoding::json).reason, "NotFound");
 
-  auto events = pb.wait_for(2);
-  ASSERT_EQ(events.size(), 2u) << pb.error();
+  auto events = pb.events(2);
+  ASSERT_EQ(events.size(), 2u) << pb.decode_error();
   EXPECT_EQ(events[0].type, watch_event_type::added);
   EXPECT_EQ(events[1].type, watch_event_type::modified);
   k8s::core::Pod bound;
@@ -191,8 +139,8 @@ TEST(TestApiserver, WatchSeesCreateAndBinding) {
   EXPECT_EQ(bound.status().conditions(0).type(), "PodScheduled");
 
   // The unbound-pods watch sees the pod leave its selector as a DELETED.
-  auto unbound = js.wait_for(2);
-  ASSERT_EQ(unbound.size(), 2u) << js.error();
+  auto unbound = js.events(2);
+  ASSERT_EQ(unbound.size(), 2u) << js.decode_error();
   EXPECT_EQ(unbound[0].type, watch_event_type::added);
   EXPECT_EQ(unbound[1].type, watch_event_type::deleted);
 }
@@ -205,14 +153,14 @@ TEST(TestApiserver, TooOldWatchGets410Expired) {
     ASSERT_EQ(call(*t, req("POST", "/api/v1/nodes", std::string(R"({"metadata":{"name":")") + name + "\"}}")).status, 201);
   for (encoding e : {encoding::json, encoding::protobuf}) {
     watcher w(*t, "/api/v1/nodes?watch=1&resourceVersion=1", e);
-    auto events = w.wait_for(1);
+    auto events = w.events(1);
     ASSERT_EQ(events.size(), 1u);
     EXPECT_EQ(events[0].type, watch_event_type::error);
     auto st = decode_status(0, events[0].object, e);
     EXPECT_EQ(st.code, 410);
     EXPECT_EQ(st.reason, "Expired");
     EXPECT_EQ(st.message.rfind("too old resource version: 1 (", 0), 0u) << st.message;
-    EXPECT_TRUE(w.wait_end());
+    EXPECT_TRUE(w.end().has_value());
   }
 }
 
@@ -287,8 +235,8 @@ TEST(TestApiserver, InjectedFaultsAreCounted) {
   watcher w(*t, "/api/v1/pods?watch=1&resourceVersion=4", encoding::json);
   ASSERT_EQ(call(*t, req("POST", "/api/v1/namespaces/default/pods", R"({"metadata":{"name":"p1"}})")).status, 201);
   ASSERT_EQ(call(*t, req("POST", "/api/v1/namespaces/default/pods", R"({"metadata":{"name":"p2"}})")).status, 201);
-  EXPECT_EQ(w.wait_for(1).size(), 1u);
-  EXPECT_TRUE(w.wait_end());  // closed after one event
+  EXPECT_EQ(w.events(1).size(), 1u);
+  EXPECT_TRUE(w.end().has_value());  // closed after one event
   auto b = call(*t, req("POST", "/api/v1/namespaces/default/pods/p1/binding", R"({"target":{"name":"n1"}})"));
   EXPECT_EQ(b.status, 409);
   auto pod = call(*t, req("GET", "/api/v1/namespaces/default/pods/p1"));

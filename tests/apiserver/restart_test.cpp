@@ -30,6 +30,7 @@ namespace {
 using testapi::call;
 using testapi::connect;
 using testapi::server_process;
+using watch = testapi::stream_watch;
 
 constexpr auto kBound = testapi::kTestBound;  // a hang bound, never a decision
 
@@ -52,61 +53,6 @@ std::string create_node(http_transport& t, const std::string& name) {
   EXPECT_TRUE(decode_body(r.body, encoding::json, n));
   return n.metadata().resource_version();
 }
-
-// A streamed watch in JSON: its decoded events and how it ended.
-class watch {
-public:
-  watch(http_transport& t, const std::string& path) : t_(t), decoder_(encoding::json) {
-    http_request r;
-    r.path = path;
-    r.accept = "application/json";
-    r.stream = true;
-    id_ = t.start(std::move(r), http_callbacks{nullptr,
-                                               [this](std::string_view chunk) {
-                                                 std::lock_guard<std::mutex> l(m_);
-                                                 if (auto s = decoder_.feed(chunk, events_); !s) error_ = s.err().message;
-                                                 cv_.notify_all();
-                                               },
-                                               [this](http_response resp) {
-                                                 std::lock_guard<std::mutex> l(m_);
-                                                 end_ = std::move(resp);
-                                                 ended_ = true;
-                                                 cv_.notify_all();
-                                               }});
-  }
-  ~watch() {
-    t_.cancel(id_);
-    std::unique_lock<std::mutex> l(m_);
-    cv_.wait_for(l, kBound, [&] { return ended_; });
-  }
-  // The events once n have arrived (or the stream ended first).
-  std::vector<watch_event> events(size_t n) {
-    std::unique_lock<std::mutex> l(m_);
-    if (!cv_.wait_for(l, kBound, [&] { return events_.size() >= n || ended_; })) ADD_FAILURE() << "the watch stalled";
-    return events_;
-  }
-  // How the stream ended (status 0 and an error when it failed below HTTP).
-  std::optional<http_response> end() {
-    std::unique_lock<std::mutex> l(m_);
-    if (!cv_.wait_for(l, kBound, [&] { return ended_; })) return std::nullopt;
-    return end_;
-  }
-  std::string decode_error() {
-    std::lock_guard<std::mutex> l(m_);
-    return error_;
-  }
-
-private:
-  http_transport& t_;
-  uint64_t id_ = 0;
-  std::mutex m_;
-  std::condition_variable cv_;
-  watch_decoder decoder_;
-  std::vector<watch_event> events_;
-  std::string error_;
-  http_response end_;
-  bool ended_ = false;
-};
 
 std::string rv_of(const watch_event& ev) {
   k8s::core::Node n;

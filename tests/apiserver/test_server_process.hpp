@@ -13,13 +13,17 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <condition_variable>
 #include <filesystem>
 #include <future>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "client/api_wire.hpp"
 #include "client/http_transport.hpp"
 #include "client/kubeconfig.hpp"
 
@@ -148,5 +152,66 @@ inline api::http_response call(api::http_transport& t, const std::string& method
   r.accept = "application/json";
   return call(t, std::move(r));
 }
+
+// A streamed watch: its decoded events as they arrive, and how it ended.
+class stream_watch {
+public:
+  stream_watch(api::http_transport& t, const std::string& path, api::encoding e = api::encoding::json)
+    : t_(t), decoder_(e) {
+    api::http_request r;
+    r.path = path;
+    r.accept = std::string(api::media_type(e));
+    r.stream = true;
+    id_ = t.start(std::move(r), api::http_callbacks{nullptr,
+                                                    [this](std::string_view chunk) {
+                                                      std::lock_guard<std::mutex> l(m_);
+                                                      if (auto s = decoder_.feed(chunk, events_); !s)
+                                                        error_ = s.err().message;
+                                                      cv_.notify_all();
+                                                    },
+                                                    [this](api::http_response resp) {
+                                                      std::lock_guard<std::mutex> l(m_);
+                                                      end_ = std::move(resp);
+                                                      ended_ = true;
+                                                      cv_.notify_all();
+                                                    }});
+  }
+  ~stream_watch() {
+    t_.cancel(id_);
+    std::unique_lock<std::mutex> l(m_);
+    cv_.wait_for(l, kTestBound, [&] { return ended_; });
+  }
+  stream_watch(const stream_watch&) = delete;
+  stream_watch& operator=(const stream_watch&) = delete;
+  // The events once n have arrived (or the stream ended first).
+  std::vector<api::watch_event> events(size_t n) {
+    std::unique_lock<std::mutex> l(m_);
+    if (!cv_.wait_for(l, kTestBound, [&] { return events_.size() >= n || ended_; })) ADD_FAILURE() << "the watch stalled";
+    return events_;
+  }
+  // How the stream ended (status 0 and an error when it failed below HTTP); nullopt if it did not
+  // end within kTestBound.
+  std::optional<api::http_response> end() {
+    std::unique_lock<std::mutex> l(m_);
+    if (!cv_.wait_for(l, kTestBound, [&] { return ended_; })) return std::nullopt;
+    return end_;
+  }
+  // What the decoder refused, if anything.
+  std::string decode_error() {
+    std::lock_guard<std::mutex> l(m_);
+    return error_;
+  }
+
+private:
+  api::http_transport& t_;
+  uint64_t id_ = 0;
+  std::mutex m_;
+  std::condition_variable cv_;
+  api::watch_decoder decoder_;
+  std::vector<api::watch_event> events_;
+  std::string error_;
+  api::http_response end_;
+  bool ended_ = false;
+};
 
 }  // namespace kas::testapi
