@@ -402,43 +402,36 @@ def preemption(api, a):
     if st != 201:
         print("error: create %s: HTTP %d %s" % (key, st, resp.get("message", "")), file=sys.stderr)
         return 1
-    c = http.client.HTTPSConnection(api.host, api.port, context=api.ctx, timeout=a.timeout)
-    c.request("GET", "/api/v1/pods?watch=1&resourceVersion=" + body["metadata"]["resourceVersion"],
-              headers={"Accept": "application/json"})
-    r = c.getresponse()
-    if r.status != 200:
-        print("error: watch pods: HTTP %d" % r.status, file=sys.stderr)
-        return 1
     seen = []  # (what, detail) in watch order
-    bound_to = ""
-    try:
-        for line in r:
-            ev = json.loads(line)
-            obj = ev.get("object", {})
-            meta = obj.get("metadata", {})
-            k = meta.get("namespace", "") + "/" + meta.get("name", "")
-            conds = {c["type"]: c for c in obj.get("status", {}).get("conditions", [])}
-            if k == key:
-                ps = conds.get("PodScheduled")
-                if ps and ps.get("status") == "False":
-                    seen.append(("unschedulable", ps.get("reason", "") + ": " + ps.get("message", "")))
-                if obj.get("status", {}).get("nominatedNodeName"):
-                    seen.append(("nominated", obj["status"]["nominatedNodeName"]))
-                if obj.get("spec", {}).get("nodeName"):
-                    bound_to = obj["spec"]["nodeName"]
-                    break
-            elif k == a.victim:
-                if "DisruptionTarget" in conds:
-                    seen.append(("disruption-target", conds["DisruptionTarget"].get("reason", "")))
-                if ev["type"] == "DELETED":
-                    seen.append(("victim-deleted", ""))
-            elif k == a.survivor and ev["type"] == "DELETED":
-                seen.append(("survivor-deleted", ""))
-    except (OSError, http.client.HTTPException, ValueError) as e:
-        print("error: the pod watch ended before %s was bound: %s" % (key, e), file=sys.stderr)
+    bound_to = []
+
+    def note(ev):
+        obj = ev.get("object", {})
+        meta = obj.get("metadata", {})
+        k = meta.get("namespace", "") + "/" + meta.get("name", "")
+        conds = {c["type"]: c for c in obj.get("status", {}).get("conditions", [])}
+        if k == key:
+            ps = conds.get("PodScheduled")
+            if ps and ps.get("status") == "False":
+                seen.append(("unschedulable", ps.get("reason", "") + ": " + ps.get("message", "")))
+            if obj.get("status", {}).get("nominatedNodeName"):
+                seen.append(("nominated", obj["status"]["nominatedNodeName"]))
+            if obj.get("spec", {}).get("nodeName"):
+                bound_to.append(obj["spec"]["nodeName"])
+                return True
+        elif k == a.victim:
+            if "DisruptionTarget" in conds:
+                seen.append(("disruption-target", conds["DisruptionTarget"].get("reason", "")))
+            if ev["type"] == "DELETED":
+                seen.append(("victim-deleted", ""))
+        elif k == a.survivor and ev["type"] == "DELETED":
+            seen.append(("survivor-deleted", ""))
+        return False
+
+    if not watch_until(api, "/api/v1/pods", body["metadata"]["resourceVersion"], a.timeout, note):
+        print("error: the pod watch ended before %s was bound" % key, file=sys.stderr)
         return 1
-    finally:
-        c.close()
+    bound_to = bound_to[0]
     whats = [w for w, _ in seen]
     problems = []
     if bound_to != a.node:
