@@ -395,8 +395,12 @@ void write(api_self self, api::http_request req, std::function<void(api::http_re
   };
   api::http_transport* t = st.transport.get();
   if (which == lane::workload) {
-    if (!st.workload_transport)
-      if (auto w = api::http_transport::create(st.opts.connection, st.opts.transport)) st.workload_transport = std::move(*w);
+    if (!st.workload_transport) {
+      if (auto w = api::http_transport::create(st.opts.connection, st.opts.transport))
+        st.workload_transport = std::move(*w);
+      else
+        spdlog::warn("api_cluster: the workload's own connection: {}; its writes share the scheduler's", w.err().message);
+    }
     if (st.workload_transport) t = st.workload_transport.get();
   }
   t->start(std::move(req), std::move(cb));
