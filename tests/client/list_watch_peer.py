@@ -26,6 +26,7 @@ Control (POST, query parameters; answers {"rv": N}):
   /control/garbage?what=list|watch            the next such response carries an undecodable body
   /control/hold, /control/release  list requests wait (arrived, unanswered) until released
   GET /control/stats   counters and the last request paths, as JSON
+  /control/await_watches?n=N   the stats once N watch requests have arrived (30 s at most)
 """
 import argparse
 import http.server
@@ -223,6 +224,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         with s.cv:
             s.stats['watches'] += 1
             s.stats['lastWatch'] = self.path
+            s.cv.notify_all()  # /control/await_watches
             failing = s.fail['watch'].pop(0) if s.fail['watch'] else None
             garbage, s.garbage['watch'] = s.garbage['watch'], False
             gone, s.gone_mode = s.gone_mode, None
@@ -319,6 +321,12 @@ class Handler(http.server.BaseHTTPRequestHandler):
             elif path == 'release':
                 s.hold_lists = False
             elif path == 'stats':
+                return self.reply(200, json.dumps(s.stats), 'application/json')
+            elif path == 'await_watches':
+                # The client counts a watch once it has started the request; the peer once the
+                # request has arrived. Tests that read the watch's path wait for the latter.
+                n = int(arg('n', '1'))
+                s.cv.wait_for(lambda: s.stats['watches'] >= n, timeout=30)
                 return self.reply(200, json.dumps(s.stats), 'application/json')
             else:
                 return self.reply(404, 'no such control', 'text/plain')

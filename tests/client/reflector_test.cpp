@@ -241,7 +241,8 @@ TEST_P(ReflectorWire, PagedListThenSyncedThenWatch) {
   EXPECT_EQ(h.r->stats().pages, 3u);
   EXPECT_EQ(h.r->known_objects(), 5u);
   ASSERT_TRUE(h.wait([&] { return h.r->stats().watches == 1; }));
-  auto stats = h.ctl("/control/stats");
+  // The reflector counts the watch when it starts the request; wait until the peer has it too.
+  auto stats = h.ctl("/control/await_watches?n=1");
   EXPECT_NE(stats.find("limit=2&continue="), std::string::npos) << stats;
   EXPECT_NE(stats.find("fieldSelector=status.phase%21%3DSucceeded%2Cstatus.phase%21%3DFailed"), std::string::npos)
       << stats;
