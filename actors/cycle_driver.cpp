@@ -32,6 +32,7 @@ struct pod_cycle {
   queued_pod_ptr queued;
   fw::framework_ptr fwk;
   snapshot_ptr snap;
+  uint64_t snap_seq = 0;  // the snapshot request `snap` answered (driver_state::snapshot_requests)
   std::shared_ptr<fw::cycle_state> state;
   fw::schedule_result res;  // statuses, examined, PreFilter message: what the FitError needs
   // Node-range path.
@@ -54,6 +55,15 @@ struct pod_cycle {
 struct snapshot_waiter {
   std::vector<uint64_t> start;
   uint64_t evicted = 0;
+  uint64_t seq = 0;
+};
+
+// A nomination this driver made or cleared at PostFilter, sent to the cache after `after_request`
+// snapshot requests: a snapshot answering one of those may not hold it yet.
+struct recent_nomination {
+  pod_info_ptr pod;
+  std::string node;  // empty: cleared
+  uint64_t after_request = 0;
 };
 
 struct driver_state {
@@ -76,6 +86,9 @@ struct driver_state {
   // The queue may hand back the pod object from before its status.nominatedNodeName was set, so
   // the driver remembers what it nominated (kube's nominator holds the same).
   std::unordered_map<std::string, std::string> nominations;
+  // The same, told to the cache too, kept while a cycle in flight may hold a snapshot from before.
+  std::vector<recent_nomination> recent_nominations;
+  uint64_t snapshot_requests = 0;
   // Pods spread over workers: requests outstanding per worker (the least busy gets the next pod).
   std::vector<uint32_t> worker_load;
   // Opportunistic batching: the last fully scheduled pod's signature and its ranked nodes.
@@ -83,6 +96,7 @@ struct driver_state {
     std::string signature;
     fw::framework_ptr fwk;
     snapshot_ptr snap;
+    uint64_t snap_seq = 0;
     std::vector<uint32_t> nodes;
     size_t next = 0;
     void clear() {
@@ -156,11 +170,17 @@ pod_cycle* find_cycle(self_ptr self, uint64_t id) {
 }
 
 void request_snapshot(self_ptr self, snapshot_waiter w) {
+  w.seq = ++self->state.snapshot_requests;
   self->state.snapshot_waiters.push_back(std::move(w));
   self->send(self->state.wiring->cache, snap_atom::value);
 }
 
 // --- failure (kube's FailureHandler; PostFilter first for rejections) -----------------------------
+
+const std::string& nomination_of(self_ptr self, const pod_info& pod) {
+  auto it = self->state.nominations.find(pod.uid);
+  return it != self->state.nominations.end() ? it->second : pod.nominated_node_name;
+}
 
 std::string verdict_text(const fw::status& s) {
   if (s.is_success()) return "Success";
@@ -182,23 +202,64 @@ struct post_filter_outcome {
   std::string message;
 };
 
+// The cycle's snapshot with the nominations this driver made since it was requested. With several
+// pods in flight, two preemptors may both have snapshots from before either one's PostFilter; the
+// second must count the first on its nominated node (kube's single scheduling loop always does),
+// or both pick the same node and the same victims, and the second is left nominated to a node
+// whose room the first takes.
+snapshot_ptr with_recent_nominations(driver_state& st, const pod_cycle& pc) {
+  // Nominations older than every snapshot in use are in those snapshots already.
+  uint64_t oldest = st.batch.snap ? st.batch.snap_seq : UINT64_MAX;
+  for (auto& [id, c] : st.cycles)
+    if (c.snap) oldest = std::min(oldest, c.snap_seq);
+  auto& recent = st.recent_nominations;
+  recent.erase(std::remove_if(recent.begin(), recent.end(), [&](const recent_nomination& r) { return r.after_request < oldest; }),
+               recent.end());
+  auto newer = [&](const recent_nomination& r) { return r.after_request >= pc.snap_seq; };
+  if (std::none_of(recent.begin(), recent.end(), newer)) return pc.snap;
+  auto m = std::make_shared<snapshot::nominated_map>(pc.snap->nominated());
+  for (auto& r : recent) {
+    if (!newer(r)) continue;
+    for (auto it = m->begin(); it != m->end();) {
+      auto& v = it->second;
+      v.erase(std::remove_if(v.begin(), v.end(), [&](const pod_info_ptr& p) { return p->uid == r.pod->uid; }), v.end());
+      it = v.empty() ? m->erase(it) : std::next(it);
+    }
+    if (!r.node.empty()) (*m)[r.node].push_back(r.pod);
+  }
+  return std::make_shared<const snapshot>(pc.snap->with_nominated(std::move(m), pc.snap->generation()));
+}
+
+// Tells the cache of a PostFilter's nomination (or its clearing), so every later snapshot counts it
+// before the cluster's write comes back, and keeps it for the snapshots already handed out.
+void remember_nomination(self_ptr self, const pod_info_ptr& pod, const std::string& node) {
+  auto& st = self->state;
+  self->send(st.wiring->cache, nominate_atom::value, pod, node);
+  st.recent_nominations.push_back({pod, node, st.snapshot_requests});
+}
+
 post_filter_outcome post_filter(self_ptr self, pod_cycle& pc) {
   auto& st = self->state;
   if (!pc.fwk->has_post_filter()) return {};
   fw::post_filter_result pfr;
   auto t0 = std::chrono::steady_clock::now();
   requester_scope cluster_requests{self};  // preemption's evictions and nominations are this driver's requests
-  fw::status ps = pc.fwk->run_post_filter(*pc.state, *pc.queued->pod, *pc.snap, pc.res.statuses, pfr);
+  snapshot_ptr snap = with_recent_nominations(st, pc);
+  fw::status ps = pc.fwk->run_post_filter(*pc.state, *pc.queued->pod, *snap, pc.res.statuses, pfr);
   st.observe_since(pc, driver_state::post_filter, ps.is_success(), t0);
   if (auto* m = st.wiring->metrics.get(); m && ps.get_code() != fw::code::unschedulable_and_unresolvable) {
     m->preemption_attempts.inc();
     if (ps.is_success()) m->preemption_victims.observe(static_cast<double>(pfr.victims.size()));
   }
-  const std::string& uid = pc.queued->pod->uid;
-  if (ps.is_success() && !pfr.nominated_node_name.empty())
-    st.nominations[uid] = pfr.nominated_node_name;
-  else if (ps.get_code() != fw::code::error)
-    st.nominations.erase(uid);
+  const auto& pod = pc.queued->pod;
+  if (ps.is_success() && !pfr.nominated_node_name.empty()) {
+    st.nominations[pod->uid] = pfr.nominated_node_name;
+    remember_nomination(self, pod, pfr.nominated_node_name);
+  } else if (ps.get_code() != fw::code::error) {
+    // kube clears the nomination of a pod whose preemption failed (ModeOverride, no node).
+    if (!nomination_of(self, *pod).empty()) remember_nomination(self, pod, "");
+    st.nominations.erase(pod->uid);
+  }
   // Success (preemption nominated a node) still ends this attempt as unschedulable, with the
   // FitError message alone; the victims' deletions requeue the pod.
   return {ps.is_success() && !pfr.victims.empty(), ps.is_success() ? std::string() : ps.message()};
@@ -303,16 +364,12 @@ void on_snapshot(self_ptr self, const snapshot_ptr& snap) {
     auto* pc = find_cycle(self, id);
     if (!pc) continue;
     pc->snap = snap;
+    pc->snap_seq = w.seq;
     advance(self, *pc);
   }
 }
 
 // --- stage: whole pod on a worker (pods spread over workers) ------------------------------------
-
-const std::string& nomination_of(self_ptr self, const pod_info& pod) {
-  auto it = self->state.nominations.find(pod.uid);
-  return it != self->state.nominations.end() ? it->second : pod.nominated_node_name;
-}
 
 // Opportunistic batching: the next node of the previous same-signature pod's ranked list. PreFilter
 // still runs (Reserve and the cache's re-validation read its state); Filter and Score do not.
@@ -322,6 +379,7 @@ bool try_batch(self_ptr self, pod_cycle& pc) {
   if (b.signature.empty() || b.next >= b.nodes.size() || b.fwk != pc.fwk) return false;
   if (pc.fwk->sign_pod(*pc.queued->pod) != b.signature) return false;
   pc.snap = b.snap;
+  pc.snap_seq = b.snap_seq;
   pc.state->set_snapshot(pc.snap);
   fw::pre_filter_result pr;
   if (!fw::pre_filter_step(*pc.fwk, *pc.state, *pc.queued->pod, *pc.snap, pr, pc.res).is_success() ||
@@ -387,6 +445,7 @@ void on_whole_pod(self_ptr self, cycle_reply& rep) {
     st.batch.signature = pc.signature;
     st.batch.fwk = pc.fwk;
     st.batch.snap = pc.snap;
+    st.batch.snap_seq = pc.snap_seq;
     st.batch.nodes = std::move(rep.ranked);
     st.batch.next = 0;
   }

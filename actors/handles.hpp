@@ -25,6 +25,8 @@ using snapshot_cache_actor = caf::typed_actor<
   caf::reacts_to<finished_atom, std::string>,
   // The latest snapshot.
   caf::replies_to<snap_atom>::with<snapshot_ptr>,
+  // A PostFilter's nomination (empty node: cleared), counted in every later snapshot at once.
+  caf::reacts_to<nominate_atom, pod_info_ptr, std::string>,
   // Periodic sweep of expired assumed pods.
   caf::reacts_to<tick_atom>>;
 

@@ -174,6 +174,12 @@ snapshot_cache_actor spawn_snapshot_cache(caf::actor_system& sys, const cache_op
         auto probe_scope = self->state.probe->begin_handler(self);
         return self->state.cache->current();
       },
+      [=](nominate_atom, const pod_info_ptr& pod, const std::string& node) {
+        auto probe_scope = self->state.probe->begin_handler(self);
+        if (!self->state.cache->nominate(pod, node))
+          spdlog::debug("snapshot_cache: nomination of {}/{} to \"{}\" dropped: the pod is gone, bound or assumed",
+                        pod->ns, pod->name, node);
+      },
       [=](tick_atom) {
         auto probe_scope = self->state.probe->begin_handler(self);
         if (self->state.ttl.count() > 0)

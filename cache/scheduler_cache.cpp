@@ -177,6 +177,7 @@ status_or_error scheduler_cache::remove_pod(const pod_info_ptr& p) {
 status_or_error scheduler_cache::assume_pod(const pod_info_ptr& p, const std::string& node) {
   if (pods_.count(p->uid)) return fail("pod " + p->key() + " is in the cache, so can't be assumed");
   auto bound = with_node_name(*p, node);
+  set_nomination(p->uid, nullptr, "");  // kube's assume deletes the nominated pod, if any
   place(bound);
   pod_state st{bound};
   st.assumed = true;
@@ -226,27 +227,51 @@ void scheduler_cache::set_objects(cluster_objects_ptr objects) {
 }
 
 void scheduler_cache::update_nominated(const pod_info_ptr& old_p, const pod_info_ptr& new_p) {
-  auto nominated_on = [](const pod_info_ptr& p) -> const std::string* {
-    return p && p->node_name.empty() && !p->nominated_node_name.empty() ? &p->nominated_node_name : nullptr;
-  };
-  const std::string* before = nominated_on(old_p);
-  const std::string* after = nominated_on(new_p);
-  if (!before && !after) return;
-  // Copy-on-write: a changed nominated map is a new map; snapshots already handed out keep theirs.
-  auto m = std::make_shared<snapshot::nominated_map>(nominated_);
-  auto erase = [&](const std::string& node, const std::string& uid) {
-    auto it = m->find(node);
-    if (it == m->end()) return;
-    auto& v = it->second;
-    v.erase(std::remove_if(v.begin(), v.end(), [&](const pod_info_ptr& p) { return p->uid == uid; }), v.end());
-    if (v.empty()) m->erase(it);
-  };
-  if (before) erase(*before, old_p->uid);
-  if (after) {
-    erase(*after, new_p->uid);
-    (*m)[*after].push_back(new_p);
+  if (!new_p) {
+    if (!old_p) return;
+    unbound_.erase(old_p->uid);
+    return set_nomination(old_p->uid, nullptr, "");
   }
-  nominated_ = std::move(*m);
+  const std::string& uid = new_p->uid;
+  if (!new_p->node_name.empty()) {
+    unbound_.erase(uid);
+    return set_nomination(uid, nullptr, "");
+  }
+  unbound_.insert(uid);
+  const std::string* node = &new_p->nominated_node_name;
+  if (node->empty() && old_p && old_p->nominated_node_name.empty()) {
+    // The update may predate the write of a nomination made in memory: keep that one.
+    auto it = nominated_node_.find(uid);
+    if (it == nominated_node_.end()) return;
+    node = &it->second;
+  }
+  set_nomination(uid, new_p, std::string(*node));
+}
+
+bool scheduler_cache::nominate(const pod_info_ptr& p, const std::string& node) {
+  if (!unbound_.count(p->uid) || pods_.count(p->uid)) return false;
+  set_nomination(p->uid, p, node);
+  return true;
+}
+
+void scheduler_cache::set_nomination(const std::string& uid, const pod_info_ptr& p, const std::string& node) {
+  auto at = nominated_node_.find(uid);
+  if (at == nominated_node_.end() && node.empty()) return;
+  // Copy-on-write: a changed nominated map is a new map; snapshots already handed out keep theirs.
+  if (at != nominated_node_.end()) {
+    auto it = nominated_.find(at->second);
+    if (it != nominated_.end()) {
+      auto& v = it->second;
+      v.erase(std::remove_if(v.begin(), v.end(), [&](const pod_info_ptr& q) { return q->uid == uid; }), v.end());
+      if (v.empty()) nominated_.erase(it);
+    }
+  }
+  if (node.empty()) {
+    nominated_node_.erase(uid);
+  } else {
+    nominated_[node].push_back(p);
+    nominated_node_[uid] = node;
+  }
   snap_ = snap_.with_nominated(std::make_shared<const snapshot::nominated_map>(nominated_), ++generation_);
   published_.reset();
 }

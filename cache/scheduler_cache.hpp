@@ -25,6 +25,7 @@
 #include <deque>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "cache/snapshot.hpp"
@@ -44,10 +45,17 @@ public:
 
   // Namespaces, workload selectors, PDBs: published with the next snapshot.
   void set_objects(cluster_objects_ptr objects);
-  // kube's nominator: unbound pods with status.nominatedNodeName, carried by snapshots so Filter
-  // counts them on their nominated node. Call on every pod add/update/delete (null = absent); a
-  // pod leaves the map when it is bound, deleted, or its nomination is cleared.
+  // kube's nominator: unbound pods nominated to a node, carried by snapshots so Filter counts them
+  // on their nominated node. Call on every pod add/update/delete (null = absent). A nomination
+  // comes from status.nominatedNodeName, or from `nominate` before that write is seen; as in
+  // kube's UpdateNominatedPod, an update that carries no nomination after one that carried none
+  // keeps the nomination made in memory. A pod leaves the map when it is bound, assumed, deleted,
+  // or its nomination is cleared.
   void update_nominated(const pod_info_ptr& old_p, const pod_info_ptr& new_p);
+  // A nomination made by this scheduler's PostFilter (empty `node` clears it), in memory at once, as
+  // kube's AddNominatedPod. Ignored, returning false, for a pod the cluster no longer has unbound
+  // (deleted, bound) or that is assumed: a late nomination must not reserve room for nobody.
+  bool nominate(const pod_info_ptr& p, const std::string& node);
 
   // Pods seen bound in the cluster (spec.nodeName set). Confirms an assumed pod.
   status_or_error add_pod(const pod_info_ptr& p);
@@ -109,6 +117,11 @@ private:
   std::unordered_map<std::string, std::shared_ptr<node_info>> ghosts_;
   snapshot snap_;
   snapshot::nominated_map nominated_;  // node -> unbound pods nominated to it
+  std::unordered_map<std::string, std::string> nominated_node_;  // uid -> its node in nominated_
+  // Uids of the cluster's unbound pods (kube's nominator asks its pod lister the same).
+  std::unordered_set<std::string> unbound_;
+  // Moves `uid`'s nomination to `node` (empty: none), holding `p`; publishes when anything changed.
+  void set_nomination(const std::string& uid, const pod_info_ptr& p, const std::string& node);
   snapshot_ptr published_;
   uint64_t generation_ = 0;
   void log_pod(bool added, const pod_info_ptr& p);

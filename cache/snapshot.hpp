@@ -43,6 +43,7 @@ public:
     return it == nominated_->end() || it->second.empty() ? nullptr : &it->second;
   }
   bool has_nominated_pods() const { return !nominated_->empty(); }
+  const nominated_map& nominated() const { return *nominated_; }
   // Indexes of the nodes that have a pod with inter-pod (anti-)affinity terms, and a pod with a
   // required anti-affinity term (kube's HavePodsWithAffinityList and
   // HavePodsWithRequiredAntiAffinityList), so InterPodAffinity need not visit every node.

@@ -346,5 +346,84 @@ TEST(SchedulerCache, RemovingAnEmptyNode) {
   EXPECT_EQ(c.node_count(), 1u);
 }
 
+// kube's nominator, as the cache keeps it: from status.nominatedNodeName, or from the scheduler's
+// own PostFilter before that write is seen.
+pod_info_ptr nominated_to(const pod_info_ptr& p, const std::string& node) {
+  auto q = std::make_shared<pod_info>(*p);
+  q->nominated_node_name = node;
+  return q;
+}
+
+std::vector<std::string> nominated_uids(scheduler_cache& c, const std::string& node) {
+  std::vector<std::string> out;
+  if (const auto* v = c.current()->nominated_pods(node))
+    for (auto& p : *v) out.push_back(p->uid);
+  return out;
+}
+
+TEST(SchedulerCacheNominator, InMemoryNominationHoldsUntilItsWriteIsSeen) {
+  scheduler_cache c;
+  c.add_or_update_node(test::simple_node("n1"));
+  auto p = pending("a");
+  c.update_nominated(nullptr, p);  // the pod is added, unbound
+  ASSERT_TRUE(c.nominate(p, "n1"));
+  EXPECT_EQ(nominated_uids(c, "n1"), std::vector<std::string>{"uid-a"});
+  // An update from before the nomination's write (no nomination, after none) keeps it.
+  auto p2 = std::make_shared<pod_info>(*p);
+  c.update_nominated(p, p2);
+  EXPECT_EQ(nominated_uids(c, "n1"), std::vector<std::string>{"uid-a"});
+  // The write is seen; then a write that clears it clears it.
+  auto p3 = nominated_to(p, "n1");
+  c.update_nominated(p2, p3);
+  EXPECT_EQ(nominated_uids(c, "n1"), std::vector<std::string>{"uid-a"});
+  c.update_nominated(p3, pending("a"));
+  EXPECT_TRUE(nominated_uids(c, "n1").empty());
+  EXPECT_FALSE(c.current()->has_nominated_pods());
+}
+
+TEST(SchedulerCacheNominator, ANominationIsMovedNotDuplicated) {
+  scheduler_cache c;
+  auto p = pending("a");
+  c.update_nominated(nullptr, nominated_to(p, "n1"));
+  ASSERT_TRUE(c.nominate(p, "n2"));
+  EXPECT_TRUE(nominated_uids(c, "n1").empty());
+  EXPECT_EQ(nominated_uids(c, "n2"), std::vector<std::string>{"uid-a"});
+  ASSERT_TRUE(c.nominate(p, ""));  // a failed preemption clears it
+  EXPECT_FALSE(c.current()->has_nominated_pods());
+}
+
+TEST(SchedulerCacheNominator, NoNominationForAPodThatIsGoneBoundOrAssumed) {
+  scheduler_cache c;
+  c.add_or_update_node(test::simple_node("n1"));
+  auto gone = pending("gone");
+  c.update_nominated(nullptr, gone);
+  c.update_nominated(gone, nullptr);  // deleted before the scheduler's nomination arrived
+  EXPECT_FALSE(c.nominate(gone, "n1"));
+  EXPECT_FALSE(c.nominate(pending("never-seen"), "n1"));
+  auto bound = pending("bound");
+  c.update_nominated(nullptr, bound);
+  c.update_nominated(bound, with_node_name(*bound, "n1"));
+  EXPECT_FALSE(c.nominate(bound, "n1"));
+  EXPECT_FALSE(c.current()->has_nominated_pods());
+
+  // Assume deletes the nomination (kube's assume does), and a late nomination does not bring it back.
+  auto a = pending("a");
+  c.update_nominated(nullptr, nominated_to(a, "n1"));
+  EXPECT_EQ(nominated_uids(c, "n1"), std::vector<std::string>{"uid-a"});
+  ASSERT_TRUE(c.assume_pod(a, "n1").ok());
+  EXPECT_FALSE(c.current()->has_nominated_pods()) << "an assumed pod counted twice on its node";
+  EXPECT_FALSE(c.nominate(a, "n1"));
+  EXPECT_FALSE(c.current()->has_nominated_pods());
+}
+
+TEST(SchedulerCacheNominator, DeletionClearsAnInMemoryNomination) {
+  scheduler_cache c;
+  auto p = pending("a");
+  c.update_nominated(nullptr, p);
+  ASSERT_TRUE(c.nominate(p, "n1"));
+  c.update_nominated(p, nullptr);  // the delete carries no nomination: the uid still clears it
+  EXPECT_FALSE(c.current()->has_nominated_pods());
+}
+
 }  // namespace
 }  // namespace kas
