@@ -19,7 +19,7 @@ const char* to_string(queue_location l) {
 }
 
 queue_state::queue_state(std::vector<fw::framework_ptr> frameworks, queue_options opts)
-  : frameworks_(std::move(frameworks)), opts_(opts), active_(active_less{this}) {
+  : frameworks_(std::move(frameworks)), opts_(opts), active_(active_less{this}), backoff_(backoff_less{this}) {
   for (auto& f : frameworks_) by_scheduler_.emplace(f->scheduler_name(), f.get());
 }
 
@@ -28,6 +28,33 @@ bool queue_state::active_less::operator()(const active_entry& a, const active_en
   if (fwk.queue_less(*a.first, *b.first)) return true;
   if (fwk.queue_less(*b.first, *a.first)) return false;
   return a.second < b.second;
+}
+
+bool queue_state::backoff_less::operator()(const backoff_entry& a, const backoff_entry& b) const {
+  if (a.expiry != b.expiry) return a.expiry < b.expiry;
+  return active_less{q}(a.pod, b.pod);
+}
+
+queue_state::clock::time_point queue_state::align_to_window(clock::time_point t) const {
+  if (!opts_.pop_from_backoff) return t;
+  auto since = t.time_since_epoch();
+  return clock::time_point(since - since % std::chrono::duration_cast<clock::duration>(ordering_window));
+}
+
+bool queue_state::backing_off(clock::time_point expiry, clock::time_point now) const {
+  // kube's isPodBackingoff: with windows, a pod whose expiry lies in the current window still waits.
+  return opts_.pop_from_backoff ? expiry >= align_to_window(now) : expiry > now;
+}
+
+void queue_state::push_backoff(qpod p, clock::time_point expiry) {
+  location_[p->pod->uid] = queue_location::backoff;
+  backoff_.insert(backoff_entry{expiry, {std::move(p), insertion_seq_++}});
+}
+
+std::set<queue_state::backoff_entry, queue_state::backoff_less>::iterator queue_state::find_backoff(const std::string& uid) {
+  auto it = backoff_.begin();
+  while (it != backoff_.end() && it->pod.first->pod->uid != uid) ++it;
+  return it;
 }
 
 const fw::framework* queue_state::framework_for(const pod_info& p) const {
@@ -105,11 +132,14 @@ void queue_state::update(const pod_info_ptr& old_p, const pod_info_ptr& new_p, c
       unschedulable_[uid] = q;
     }
   } else if (loc == queue_location::backoff) {
-    for (auto it = backoff_.begin(); it != backoff_.end(); ++it)
-      if (it->second->pod->uid == uid) {
-        replace(it->second);
-        break;
-      }
+    // Its priority may change, and backoffQ is ordered by it: out and back in.
+    auto it = find_backoff(uid);
+    if (it != backoff_.end()) {
+      auto e = *it;
+      backoff_.erase(it);
+      replace(e.pod.first);
+      backoff_.insert(std::move(e));
+    }
   } else if (loc == queue_location::in_flight) {
     replace(in_flight_[uid].pod);
   }
@@ -125,11 +155,8 @@ void queue_state::remove(const std::string& uid) {
   } else if (loc == queue_location::unschedulable) {
     unschedulable_.erase(uid);
   } else if (loc == queue_location::backoff) {
-    for (auto it = backoff_.begin(); it != backoff_.end(); ++it)
-      if (it->second->pod->uid == uid) {
-        backoff_.erase(it);
-        break;
-      }
+    auto it = find_backoff(uid);
+    if (it != backoff_.end()) backoff_.erase(it);
   } else if (loc == queue_location::in_flight) {
     // The cycle's owner reports done/failure later; forget the pod so it is not requeued.
     in_flight_.erase(uid);
@@ -143,17 +170,41 @@ std::vector<std::shared_ptr<const fw::queued_pod_info>> queue_state::pop(size_t 
   while (out.size() < n && !active_.empty()) {
     auto e = *active_.begin();
     active_.erase(active_.begin());
-    auto& q = e.first;
-    active_index_.erase(q->pod->uid);
-    auto copy = std::make_shared<fw::queued_pod_info>(*q);
-    copy->attempts++;
-    if (copy->initial_attempt_ns == 0) copy->initial_attempt_ns = to_ns(now);
-    ++cycle_;
-    in_flight_[copy->pod->uid] = in_flight_entry{copy, cycle_, event_seq_};
-    location_[copy->pod->uid] = queue_location::in_flight;
-    out.push_back(copy);
+    active_index_.erase(e.first->pod->uid);
+    out.push_back(mark_in_flight(e.first, now));
   }
+  while (out.size() < n)
+    if (auto q = take_from_backoff()) out.push_back(mark_in_flight(q, now));
+    else break;
   return out;
+}
+
+queue_state::qpod queue_state::mark_in_flight(const qpod& q, clock::time_point now) {
+  auto copy = std::make_shared<fw::queued_pod_info>(*q);
+  copy->attempts++;
+  if (copy->initial_attempt_ns == 0) copy->initial_attempt_ns = to_ns(now);
+  ++cycle_;
+  in_flight_[copy->pod->uid] = in_flight_entry{copy, cycle_, event_seq_};
+  location_[copy->pod->uid] = queue_location::in_flight;
+  return copy;
+}
+
+// kube's popBackoff: the first pod of backoffQ that a plugin rejected (podErrorBackoffQ's pods wait).
+queue_state::qpod queue_state::take_from_backoff() {
+  if (!opts_.pop_from_backoff) return nullptr;
+  for (auto it = backoff_.begin(); it != backoff_.end(); ++it) {
+    if (failed_with_error(*it->pod.first)) continue;
+    auto q = it->pod.first;
+    backoff_.erase(it);
+    return q;
+  }
+  return nullptr;
+}
+
+bool queue_state::can_pop() const {
+  if (!active_.empty()) return true;
+  if (!opts_.pop_from_backoff) return false;
+  return std::any_of(backoff_.begin(), backoff_.end(), [](const backoff_entry& e) { return !failed_with_error(*e.pod.first); });
 }
 
 void queue_state::done(const std::string& uid) {
@@ -180,8 +231,7 @@ void queue_state::add_unschedulable(const fw::queued_pod_info& info, uint64_t cy
   }
   prune_event_log();
   if (moved) {
-    backoff_.emplace(backoff_expiry(*q), q);
-    location_[uid] = queue_location::backoff;
+    push_backoff(q, backoff_expiry(*q));
     incoming(queue_location::backoff, "ScheduleAttemptFailure");
   } else {
     unschedulable_[uid] = q;
@@ -246,14 +296,14 @@ std::chrono::nanoseconds queue_state::backoff_duration(int attempts) const {
 }
 
 queue_state::clock::time_point queue_state::backoff_expiry(const fw::queued_pod_info& p) const {
-  return clock::time_point(std::chrono::nanoseconds(p.timestamp_ns)) + backoff_duration(std::max(1, p.attempts));
+  return align_to_window(clock::time_point(std::chrono::nanoseconds(p.timestamp_ns)) +
+                         backoff_duration(std::max(1, p.attempts)));
 }
 
 void queue_state::move_to_active_or_backoff(qpod q, clock::time_point now, std::string_view event) {
   auto expiry = backoff_expiry(*q);
-  if (expiry > now) {
-    backoff_.emplace(expiry, q);
-    location_[q->pod->uid] = queue_location::backoff;
+  if (backing_off(expiry, now)) {
+    push_backoff(std::move(q), expiry);
     incoming(queue_location::backoff, event);
   } else {
     push_active(q, event);
@@ -261,8 +311,8 @@ void queue_state::move_to_active_or_backoff(qpod q, clock::time_point now, std::
 }
 
 void queue_state::flush(clock::time_point now) {
-  while (!backoff_.empty() && backoff_.begin()->first <= now) {
-    auto q = backoff_.begin()->second;
+  while (!backoff_.empty() && !backing_off(backoff_.begin()->expiry, now)) {
+    auto q = backoff_.begin()->pod.first;
     backoff_.erase(backoff_.begin());
     push_active(q, "BackoffComplete");
   }
@@ -281,7 +331,7 @@ void queue_state::flush(clock::time_point now) {
 
 void queue_state::flush_backoff_now(int max_attempts) {
   while (!backoff_.empty()) {
-    auto q = backoff_.begin()->second;
+    auto q = backoff_.begin()->pod.first;
     backoff_.erase(backoff_.begin());
     if (q->attempts >= max_attempts) {
       unschedulable_[q->pod->uid] = q;
@@ -295,7 +345,7 @@ void queue_state::flush_backoff_now(int max_attempts) {
 
 std::optional<queue_state::clock::time_point> queue_state::next_backoff_expiry() const {
   if (backoff_.empty()) return std::nullopt;
-  return backoff_.begin()->first;
+  return backoff_.begin()->expiry;
 }
 
 bool queue_state::contains(const std::string& uid) const { return location_.count(uid) != 0; }

@@ -11,6 +11,12 @@
 //   unschedulable pool ──relevant event (QueueingHint says Queue)──> backoffQ or activeQ
 //   unschedulable pool ──older than 5 min (flush)──> backoffQ or activeQ
 //   backoffQ ──backoff expired (1 s · 2^(attempts-1), at most 10 s)──> activeQ
+//   backoffQ ──activeQ empty, the pod was rejected by a plugin (not an Error)──> popped at once
+//
+// The last edge is kube's SchedulerPopFromBackoffQ (KEP-5142, on by default since v1.33): a cycle
+// that would idle takes a backing-off pod instead. With it, backoff expiries are truncated to 1 s
+// ordering windows, a pod completes backoff once the current window starts after its expiry
+// window, and backoffQ is ordered by expiry window, then as activeQ orders pods.
 //   gated ──update or event that lifts the gate (PreEnqueue ok)──> activeQ
 #include <chrono>
 #include <cstdint>
@@ -41,6 +47,9 @@ struct queue_options {
   std::chrono::nanoseconds initial_backoff = std::chrono::seconds(1);
   std::chrono::nanoseconds max_backoff = std::chrono::seconds(10);
   std::chrono::nanoseconds max_in_unschedulable = std::chrono::minutes(5);
+  // kube's SchedulerPopFromBackoffQ feature (default on). simulate turns it off: its idle skip
+  // releases backoff instead, without the wall clock deciding the order.
+  bool pop_from_backoff = true;
 };
 
 class queue_state {
@@ -59,8 +68,11 @@ public:
   void update(const pod_info_ptr& old_p, const pod_info_ptr& new_p, clock::time_point now);
   void remove(const std::string& uid);
 
-  // Pops up to n pods in QueueSort order and marks them in flight.
+  // Pops up to n pods in QueueSort order and marks them in flight; when activeQ runs out (and
+  // pop_from_backoff), goes on with backoffQ's pods that a plugin rejected, in backoffQ's order.
   std::vector<std::shared_ptr<const fw::queued_pod_info>> pop(size_t n, clock::time_point now);
+  // Whether pop would return a pod.
+  bool can_pop() const;
   // The pod's cycle ended (bound, or deleted): it leaves the queue's accounting.
   void done(const std::string& uid);
   // The pod's cycle failed. Goes to backoffQ if an event that could help arrived while it was in
@@ -80,6 +92,9 @@ public:
   // on every attempt cannot keep the queue busy forever.
   void flush_backoff_now(int max_attempts);
   std::optional<clock::time_point> next_backoff_expiry() const;
+  // kube's backoffQOrderingWindowDuration: the flush runs at every window's start.
+  static constexpr std::chrono::seconds ordering_window{1};
+  clock::time_point align_to_window(clock::time_point t) const;
 
   size_t active_size() const { return active_.size(); }
   size_t backoff_size() const { return backoff_.size(); }
@@ -104,6 +119,24 @@ private:
     const queue_state* q;
     bool operator()(const active_entry& a, const active_entry& b) const;
   };
+  struct backoff_entry {
+    clock::time_point expiry;
+    active_entry pod;
+  };
+  struct backoff_less {
+    const queue_state* q;
+    bool operator()(const backoff_entry& a, const backoff_entry& b) const;
+  };
+  // Pods that failed with an Error (no plugin rejected them): kube's podErrorBackoffQ, never popped
+  // before their backoff completes.
+  static bool failed_with_error(const fw::queued_pod_info& p) {
+    return p.unschedulable_plugins.empty() && p.pending_plugins.empty();
+  }
+  bool backing_off(clock::time_point expiry, clock::time_point now) const;
+  void push_backoff(qpod p, clock::time_point expiry);
+  std::set<backoff_entry, backoff_less>::iterator find_backoff(const std::string& uid);
+  qpod take_from_backoff();
+  qpod mark_in_flight(const qpod& q, clock::time_point now);
   struct in_flight_entry {
     qpod pod;
     uint64_t cycle = 0;
@@ -133,7 +166,7 @@ private:
   std::minstd_rand sample_rng_{0x5eed};
   std::set<active_entry, active_less> active_;
   std::unordered_map<std::string, active_entry> active_index_;
-  std::multimap<clock::time_point, qpod> backoff_;
+  std::set<backoff_entry, backoff_less> backoff_;
   std::unordered_map<std::string, qpod> unschedulable_;
   std::unordered_map<std::string, qpod> gated_;
   std::unordered_map<std::string, in_flight_entry> in_flight_;

@@ -79,6 +79,13 @@ void count_rejection(queue_actor_state& st, const fw::queued_pod_info& info) {
   if (!gs.empty()) st.counted.emplace(info.pod->uid, std::move(gs));
 }
 
+// The flush runs at the start of every backoff ordering window (kube's
+// waitUntilAlignedWithOrderingWindow), so a window's pods leave backoffQ together.
+queue_state::clock::duration until_next_window(const queue_state& q) {
+  auto now = queue_state::clock::now();
+  return q.align_to_window(now + queue_state::ordering_window) - now;
+}
+
 void serve_waiting(self_ptr self) {
   auto& st = self->state;
   publish_pending(st);
@@ -87,7 +94,7 @@ void serve_waiting(self_ptr self) {
   if (st.opts.skip_idle_backoff && st.q->active_size() == 0 && st.q->in_flight_size() == 0 &&
       st.q->backoff_size() > 0)
     st.q->flush_backoff_now(st.opts.idle_retry_limit);
-  while (!st.waiting.empty() && st.q->active_size() > 0) {
+  while (!st.waiting.empty() && st.q->can_pop()) {
     auto [rp, n] = st.waiting.front();
     st.waiting.erase(st.waiting.begin());
     auto pods = st.q->pop(n, now);
@@ -217,14 +224,16 @@ void observe_incoming(queue_actor_state& st, queue_location queue, std::string_v
 queue_actor spawn_scheduling_queue(caf::actor_system& sys, std::vector<fw::framework_ptr> frameworks,
                                    const scheduling_queue_options& opts, std::shared_ptr<const pipeline> wiring) {
   return sys.spawn([frameworks, opts, wiring](self_ptr self) -> queue_actor::behavior_type {
-    self->state.q = std::make_unique<queue_state>(frameworks, opts.queue);
+    auto qopts = opts.queue;
+    if (opts.skip_idle_backoff) qopts.pop_from_backoff = false;
+    self->state.q = std::make_unique<queue_state>(frameworks, qopts);
     self->state.opts = opts;
     self->state.wiring = wiring;
     self->state.probe = make_probe(*wiring, "scheduling_queue");
     auto* st_ptr = &self->state;
     self->state.q->set_incoming_observer(
       [st_ptr](queue_location queue, std::string_view event) { observe_incoming(*st_ptr, queue, event); });
-    self->delayed_send(self, std::chrono::seconds(1), tick_atom::value);
+    self->delayed_send(self, until_next_window(*self->state.q), tick_atom::value);
     return {
       [=](event_atom, const cluster_change_ptr& ch) {
         auto probe_scope = self->state.probe->begin_handler(self);
@@ -258,7 +267,7 @@ queue_actor spawn_scheduling_queue(caf::actor_system& sys, std::vector<fw::frame
         auto probe_scope = self->state.probe->begin_handler(self);
         self->state.q->flush(queue_state::clock::now());
         serve_waiting(self);
-        self->delayed_send(self, std::chrono::seconds(1), tick_atom::value);
+        self->delayed_send(self, until_next_window(*self->state.q), tick_atom::value);
       },
       [=](stats_atom) -> queue_stats {
         auto probe_scope = self->state.probe->begin_handler(self);

@@ -15,12 +15,14 @@ using pods = std::vector<queued_pod_ptr>;
 
 class queue_actor_test : public deterministic_fixture {
 protected:
-  // A queue over the default profile, with backoff `initial` (0: a failed pod's backoff is over by
-  // the next tick), already past the initial list unless told otherwise.
-  queue_actor start(std::chrono::nanoseconds initial = std::chrono::seconds(1), bool sync = true) {
+  // A queue over the default profile, with backoff `initial`, already past the initial list unless
+  // told otherwise. With `windows` off (kube's SchedulerPopFromBackoffQ off), a backoff of 0 is over
+  // by the next tick; with them, only once the wall clock enters the next 1 s window.
+  queue_actor start(std::chrono::nanoseconds initial = std::chrono::seconds(1), bool sync = true, bool windows = true) {
     wiring = make_wiring();
     auto opts = default_queue_options();
     opts.queue.initial_backoff = initial;
+    opts.queue.pop_from_backoff = windows;
     opts.queue.max_backoff = std::max<std::chrono::nanoseconds>(initial, std::chrono::seconds(10));
     wiring->queue = track(spawn_scheduling_queue(sys, frameworks(), opts, wiring));
     run();
@@ -118,7 +120,7 @@ TEST_F(queue_actor_test, requeue_after_rejection_parks_the_pod_as_unschedulable)
 }
 
 TEST_F(queue_actor_test, requeue_after_error_backs_off_until_a_tick_flushes_it) {
-  auto q = start(std::chrono::nanoseconds(0));
+  auto q = start(std::chrono::nanoseconds(0), true, false);
   auto p = make_pod(pod("flaky", "100m", "128Mi"));
   send(q, event_atom::value, pod_added(p));
   run();
@@ -133,6 +135,30 @@ TEST_F(queue_actor_test, requeue_after_error_backs_off_until_a_tick_flushes_it) 
   ASSERT_TRUE(tick());  // the queue's 1 s timer, on the test clock
   auto reply = log("driver").last<pods>();
   ASSERT_TRUE(reply) << "the flushed pod goes to the waiting pop";
+  ASSERT_EQ(std::get<0>(*reply).size(), 1u);
+  EXPECT_EQ(std::get<0>(*reply)[0]->attempts, 2);
+  EXPECT_EQ(stats().backoff, 0u);
+}
+
+// kube's SchedulerPopFromBackoffQ: with activeQ empty, a pod a plugin rejected is handed out from
+// backoffQ at once instead of after its backoff (a preemptor whose victims are gone, here a NodeAdd
+// that arrived during its cycle).
+TEST_F(queue_actor_test, a_waiting_pop_takes_a_rejected_pod_from_backoff_when_active_is_empty) {
+  auto q = start();
+  auto p = make_pod(pod("big", "6", "1Gi"));
+  send(q, event_atom::value, pod_added(p));
+  run();
+  auto popped = pop_one(p);
+  ASSERT_TRUE(popped);
+  send(q, event_atom::value, node_added(make_node(node("n9", "8", "16Gi"))));
+  run();
+  send_as("driver", q, pop_atom::value, uint32_t{1});
+  run();
+  EXPECT_EQ(log("driver").count<pods>(), 0u) << "nothing to hand out yet";
+  send(q, requeue_atom::value, failed(popped, fw::status::unschedulable("Insufficient cpu")));
+  run();
+  auto reply = log("driver").last<pods>();
+  ASSERT_TRUE(reply) << "the backing-off pod goes to the waiting pop without a tick";
   ASSERT_EQ(std::get<0>(*reply).size(), 1u);
   EXPECT_EQ(std::get<0>(*reply)[0]->attempts, 2);
   EXPECT_EQ(stats().backoff, 0u);

@@ -32,6 +32,12 @@ fw::framework_ptr default_framework() {
 }
 
 queue_state make_queue() { return queue_state({default_framework()}, queue_options{}); }
+// kube with SchedulerPopFromBackoffQ off: exact backoff expiries, nothing popped from backoffQ.
+queue_state make_queue_without_backoff_pop() {
+  queue_options o;
+  o.pop_from_backoff = false;
+  return queue_state({default_framework()}, o);
+}
 
 // Pops `uid` (it must be the only active pod) and fails it as rejected by `plugins`.
 fw::queued_pod_info pop_one(queue_state& q, const std::string& uid, clock_type::time_point now) {
@@ -241,7 +247,7 @@ TEST(QueueStateTest, BackoffDuration) {
 }
 
 TEST(QueueStateTest, FlushMovesExpiredBackoffToActive) {
-  auto q = make_queue();
+  auto q = make_queue_without_backoff_pop();
   q.add(make_pod(pod("p", "1", "1Gi")), t0);
   auto info = pop_one(q, "p", t0);
   fail(q, info, {}, true, t0 + 10ms);  // attempt 1: 1 s backoff from t0+10ms
@@ -261,6 +267,75 @@ TEST(QueueStateTest, FlushMovesExpiredBackoffToActive) {
   EXPECT_EQ(q.where("p"), queue_location::backoff);
   q.flush(t0 + 4s);
   EXPECT_EQ(q.where("p"), queue_location::active);
+}
+
+// With SchedulerPopFromBackoffQ (the default), expiries are truncated to 1 s windows and a pod
+// leaves backoffQ once a later window has started.
+TEST(QueueStateTest, BackoffCompletesByWholeWindows) {
+  auto q = make_queue();
+  q.add(make_pod(pod("p", "1", "1Gi")), t0);
+  auto info = pop_one(q, "p", t0);
+  fail(q, info, {}, true, t0 + 10ms);  // attempt 1: expiry t0+1010ms, in the window starting t0+1s
+  EXPECT_EQ(*q.next_backoff_expiry(), t0 + 1s);
+  EXPECT_EQ(q.align_to_window(t0 + 1999ms), t0 + 1s);
+  q.flush(t0 + 1010ms);
+  EXPECT_EQ(q.where("p"), queue_location::backoff);
+  q.flush(t0 + 1999ms);
+  EXPECT_EQ(q.where("p"), queue_location::backoff) << "its expiry window is the current one";
+  q.flush(t0 + 2s);
+  EXPECT_EQ(q.where("p"), queue_location::active);
+}
+
+// Puts `name` (priority `prio`) in backoffQ as rejected by NodeResourcesFit, with a NodeAdd that
+// arrived during its cycle, failing at `now`.
+void rejected_into_backoff(queue_state& q, const std::string& name, int32_t prio, clock_type::time_point now) {
+  auto spec = pod(name, "2", "1Gi");
+  spec.priority = prio;
+  q.add(make_pod(spec), now);
+  auto info = pop_one(q, name, now);
+  send(q, node_add("n-" + name, "8"), now);
+  fail(q, info, {"NodeResourcesFit"}, false, now);
+  ASSERT_EQ(q.where(name), queue_location::backoff);
+}
+
+TEST(QueueStateTest, EmptyActiveQPopsFromBackoffQ) {
+  auto q = make_queue();
+  rejected_into_backoff(q, "low", 1, t0 + 100ms);
+  rejected_into_backoff(q, "high", 10, t0 + 200ms);   // same expiry window: priority decides
+  rejected_into_backoff(q, "later", 100, t0 + 1100ms);  // a later window comes after both
+  q.add(make_pod(pod("err", "1", "1Gi")), t0);
+  fail(q, pop_one(q, "err", t0), {}, true, t0);  // an Error: podErrorBackoffQ, never popped early
+  q.add(make_pod(pod("fresh", "1", "1Gi")), t0 + 1200ms);
+
+  ASSERT_TRUE(q.can_pop());
+  auto popped = q.pop(5, t0 + 1200ms);  // all still backing off
+  std::vector<std::string> order;
+  for (auto& p : popped) order.push_back(p->pod->uid);
+  EXPECT_EQ(order, (std::vector<std::string>{"fresh", "high", "low", "later"})) << "activeQ first, then backoffQ's order";
+  EXPECT_EQ(popped[1]->attempts, 2);
+  EXPECT_EQ(q.where("high"), queue_location::in_flight);
+  EXPECT_EQ(q.where("err"), queue_location::backoff);
+  EXPECT_FALSE(q.can_pop());
+  EXPECT_TRUE(q.pop(1, t0 + 1200ms).empty());
+
+  // Turned off (simulate), backoffQ waits for its expiry.
+  auto off = make_queue_without_backoff_pop();
+  rejected_into_backoff(off, "p", 1, t0);
+  EXPECT_FALSE(off.can_pop());
+  EXPECT_TRUE(off.pop(1, t0 + 10ms).empty());
+}
+
+TEST(QueueStateTest, PriorityUpdateInBackoffQReorders) {
+  auto q = make_queue();
+  rejected_into_backoff(q, "a", 1, t0);
+  rejected_into_backoff(q, "b", 5, t0);
+  auto raised = pod("a", "2", "1Gi");
+  raised.priority = 50;
+  q.update(make_pod(pod("a", "2", "1Gi")), make_pod(raised), t0);
+  auto popped = q.pop(2, t0);
+  ASSERT_EQ(popped.size(), 2u);
+  EXPECT_EQ(popped[0]->pod->uid, "a");
+  EXPECT_EQ(popped[1]->pod->uid, "b");
 }
 
 TEST(QueueStateTest, FlushBackoffNowReleasesEverything) {
