@@ -18,9 +18,12 @@ out=${2:-bench-results}
 mkdir -p "$out"
 [ -x "$bin" ] || { echo "run-all: no executable at $bin (build first, or pass BINARY)" >&2; exit 2; }
 workloads=${WORKLOADS:-"scheduling-basic.yaml scheduling-basic-50000.yaml scheduling-daemonset.yaml
-  scheduling-pod-anti-affinity.yaml scheduling-node-affinity.yaml topology-spreading.yaml
-  preferred-topology-spreading.yaml scheduling-with-mixed-churn.yaml unschedulable.yaml
-  preemption-basic.yaml"}
+  scheduling-secrets.yaml
+  scheduling-pod-anti-affinity.yaml scheduling-pod-affinity.yaml scheduling-preferred-pod-affinity.yaml
+  scheduling-preferred-pod-anti-affinity.yaml scheduling-required-pod-anti-affinity-with-ns-selector.yaml
+  scheduling-node-affinity.yaml mixed-scheduling-base-pod.yaml
+  topology-spreading.yaml preferred-topology-spreading.yaml default-topology-spreading.yaml
+  scheduling-with-mixed-churn.yaml unschedulable.yaml preemption-basic.yaml preemption-async.yaml"}
 config_args=()
 [ -n "${CONFIG:-}" ] && config_args=(--config "$CONFIG")
 

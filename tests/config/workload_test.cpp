@@ -44,6 +44,15 @@ const std::vector<shipped_case>& shipped() {
     {"scheduling-with-mixed-churn.yaml", "SchedulingWithMixedChurn", 5000, 0, 10000, 710},
     {"unschedulable.yaml", "Unschedulable", 5000, 100, 10000, 590},
     {"preemption-basic.yaml", "PreemptionBasic", 500, 2000, 500, 18},
+    {"scheduling-pod-affinity.yaml", "SchedulingPodAffinity", 5000, 5000, 5000, 70},
+    {"scheduling-preferred-pod-affinity.yaml", "SchedulingPreferredPodAffinity", 5000, 5000, 5000, 160},
+    {"scheduling-preferred-pod-anti-affinity.yaml", "SchedulingPreferredPodAntiAffinity", 5000, 5000, 5000, 190},
+    {"scheduling-required-pod-anti-affinity-with-ns-selector.yaml", "SchedulingRequiredPodAntiAffinityWithNSSelector",
+     6000, 4000, 2000, 140},
+    {"mixed-scheduling-base-pod.yaml", "MixedSchedulingBasePod", 5000, 10000, 5000, 540},
+    {"default-topology-spreading.yaml", "DefaultTopologySpreading", 5000, 5000, 50000, 160},
+    {"scheduling-secrets.yaml", "SchedulingSecrets", 5000, 1000, 10000, 790},
+    {"preemption-async.yaml", "PreemptionAsync", 5000, 20000, 5000, 570},
     {"scale-1000.yaml", "Scale1000Nodes", 1000, 200, 20000, 0},
     {"scale-5000.yaml", "Scale5000Nodes", 5000, 1000, 50000, 0},
     {"scale-15000.yaml", "Scale15000Nodes", 15000, 3000, 100000, 0},
@@ -126,6 +135,86 @@ TEST(ShippedWorkloads, NamespacesFollowSchedulerPerfOpIndex) {
   EXPECT_TRUE(mixed->ops[1].churn_recreate);
   EXPECT_EQ(mixed->ops[1].churn_nodes.size(), 1u);
   EXPECT_EQ(mixed->ops[1].churn_pods.size(), 1u);
+}
+
+// What the counts above do not show: the namespaces, the objects createAny made, the templates'
+// terms, as scheduler_perf's configs have them.
+TEST(ShippedWorkloads, AffinityWorkloadsKeepSchedulerPerfNamespacesAndTerms) {
+  auto aff = load_workload(workloads_dir() + "/scheduling-pod-affinity.yaml");
+  ASSERT_TRUE(aff) << aff.err().message;
+  auto zone = make_node(*aff->ops[0].nodes, 4999);
+  ASSERT_TRUE(zone) << zone.err().message;
+  ASSERT_NE((*zone)->labels.get("topology.kubernetes.io/zone"), nullptr);
+  EXPECT_EQ(*(*zone)->labels.get("topology.kubernetes.io/zone"), "zone1");
+  const auto& ap = *aff->ops[3].pods->compiled;
+  EXPECT_EQ(ap.ns, "sched-1");
+  ASSERT_EQ(ap.required_affinity.size(), 1u);
+  EXPECT_EQ(ap.required_affinity[0].topology_key, "topology.kubernetes.io/zone");
+
+  auto pref = load_workload(workloads_dir() + "/scheduling-preferred-pod-affinity.yaml");
+  ASSERT_TRUE(pref) << pref.err().message;
+  EXPECT_EQ(pref->ops[3].pods->compiled->preferred_affinity.size(), 1u);
+  auto prefanti = load_workload(workloads_dir() + "/scheduling-preferred-pod-anti-affinity.yaml");
+  ASSERT_TRUE(prefanti) << prefanti.err().message;
+  EXPECT_TRUE(prefanti->ops[3].pods->compiled->preferred_affinity.empty());
+  EXPECT_EQ(prefanti->ops[3].pods->compiled->preferred_anti_affinity.size(), 1u);
+
+  // createPodSets {count: 100, namespacePrefix: init-ns}: one createPods op per namespace.
+  auto ns = load_workload(workloads_dir() + "/scheduling-required-pod-anti-affinity-with-ns-selector.yaml");
+  ASSERT_TRUE(ns) << ns.err().message;
+  ASSERT_EQ(ns->ops.size(), 103u);
+  ASSERT_TRUE(ns->ops[1].objects);
+  EXPECT_EQ(ns->ops[1].objects->namespace_labels.size(), 101u);
+  for (const char* n : {"init-ns-0", "init-ns-99", "measure-ns-0"}) {
+    const label_map* l = ns->ops[1].objects->namespace_labels_of(n);
+    ASSERT_NE(l, nullptr) << n;
+    ASSERT_NE(l->get("team"), nullptr) << n;
+    EXPECT_EQ(*l->get("team"), "devops") << n;
+  }
+  for (size_t i = 0; i < 100; ++i) {
+    EXPECT_EQ(ns->ops[2 + i].count, 40u);
+    EXPECT_EQ(ns->ops[2 + i].pods->compiled->ns, "init-ns-" + std::to_string(i));
+  }
+  const auto& np = *ns->ops[102].pods->compiled;
+  EXPECT_EQ(np.ns, "measure-ns-0");
+  ASSERT_EQ(np.required_anti_affinity.size(), 1u);
+  EXPECT_TRUE(np.required_anti_affinity[0].namespace_selector.has_value());
+
+  auto mixed = load_workload(workloads_dir() + "/mixed-scheduling-base-pod.yaml");
+  ASSERT_TRUE(mixed) << mixed.err().message;
+  for (size_t i = 2; i <= 6; ++i) EXPECT_EQ(mixed->ops[i].pods->compiled->ns, "sched-0");
+  EXPECT_EQ(mixed->ops[7].pods->compiled->ns, "namespace-7");
+}
+
+TEST(ShippedWorkloads, DefaultSpreadingAndPreemptionAsyncKeepSchedulerPerfObjects) {
+  auto dts = load_workload(workloads_dir() + "/default-topology-spreading.yaml");
+  ASSERT_TRUE(dts) << dts.err().message;
+  ASSERT_TRUE(dts->ops[1].objects);
+  ASSERT_EQ(dts->ops[1].objects->workloads.size(), 1u);
+  EXPECT_EQ(dts->ops[1].objects->workloads[0].kind, "Service");
+  EXPECT_EQ(dts->ops[1].objects->workloads[0].ns, "service-ns");
+  EXPECT_EQ(dts->ops[2].pods->compiled->ns, "namespace-2");
+  const auto& dp = *dts->ops[3].pods->compiled;
+  EXPECT_EQ(dp.ns, "service-ns");
+  EXPECT_TRUE(dp.spread_constraints.empty());  // the system defaults apply
+  ASSERT_NE(dp.labels.get("app"), nullptr);
+  EXPECT_EQ(*dp.labels.get("app"), "scheduler-perf");
+
+  auto pa = load_workload(workloads_dir() + "/preemption-async.yaml");
+  ASSERT_TRUE(pa) << pa.err().message;
+  EXPECT_EQ(pa->ops[1].pods->compiled->priority, 0);
+  const workload_op& churn = pa->ops[2];
+  ASSERT_EQ(churn.opcode, workload_opcode::churn);
+  EXPECT_FALSE(churn.churn_recreate);
+  EXPECT_EQ(churn.churn_interval_ms, 200u);
+  ASSERT_EQ(churn.churn_pods.size(), 1u);
+  EXPECT_EQ(churn.churn_pods[0]->compiled->ns, "namespace-2");
+  EXPECT_EQ(churn.churn_pods[0]->compiled->priority, 10);
+  EXPECT_EQ(pa->ops[3].pods->compiled->ns, "namespace-3");
+
+  auto sec = load_workload(workloads_dir() + "/scheduling-secrets.yaml");
+  ASSERT_TRUE(sec) << sec.err().message;
+  EXPECT_EQ(sec->ops[2].pods->compiled->pod->spec().volumes_size(), 1);
 }
 
 // --- stamping nodes and pods ------------------------------------------------------------------
