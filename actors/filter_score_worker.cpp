@@ -17,9 +17,14 @@ scored_range run_score_work(const score_work& w) {
   rep.cycle = w.cycle;
   rep.range = w.range;
   std::vector<const node_info*> nodes;
+  std::vector<const node_hot*> hot;
   nodes.reserve(w.nodes.size());
-  for (auto idx : w.nodes) nodes.push_back(&w.snap->node(idx));
-  rep.error = fw::score_step(*w.fwk, *w.state, *w.pod, nodes, rep.raw);
+  hot.reserve(w.nodes.size());
+  for (auto idx : w.nodes) {
+    nodes.push_back(&w.snap->node(idx));
+    hot.push_back(&w.snap->hot(idx));
+  }
+  rep.error = fw::score_step(*w.fwk, *w.state, *w.pod, nodes, rep.raw, hot.data());
   return rep;
 }
 

@@ -30,6 +30,7 @@ snapshot snapshot::with_node(size_t i, node_info_ptr n, uint64_t generation) con
   }
   out.update_affinity_lists(static_cast<uint32_t>(i), (*replaced)[i % chunk_size].get(), *n);
   out.update_image_counts((*replaced)[i % chunk_size].get(), n.get());
+  replaced->hot[i % chunk_size] = hot_of(*n);
   (*replaced)[i % chunk_size] = std::move(n);
   out.chunks_[c] = std::move(replaced);
   out.generation_ = generation;
@@ -54,6 +55,7 @@ void snapshot::set_node(size_t i, node_info_ptr n, uint64_t generation) {
   }
   update_affinity_lists(static_cast<uint32_t>(i), slot.get(), *n);
   update_image_counts(slot.get(), n.get());
+  mine.hot[i % chunk_size] = hot_of(*n);
   slot = std::move(n);
   generation_ = generation;
 }
@@ -71,7 +73,7 @@ void snapshot::add_node(node_info_ptr n, uint64_t generation) {
   std::shared_ptr<chunk> tail;
   if (new_chunk) {
     tail = std::make_shared<chunk>();
-    tail->reserve(chunk_size);
+    tail->nodes.reserve(chunk_size);
   } else {
     tail = std::make_shared<chunk>(*chunks_.back());
   }
@@ -80,7 +82,13 @@ void snapshot::add_node(node_info_ptr n, uint64_t generation) {
   mutable_index(n->name)[n->name] = i;
   update_affinity_lists(static_cast<uint32_t>(i), nullptr, *n);
   update_image_counts(nullptr, n.get());
-  tail->push_back(std::move(n));
+  // GCC 12 takes the write below for one into `nodes` (-Wstringop-overflow, a false positive of
+  // its object-size tracking through make_shared's in-place storage); the index is < chunk_size.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wstringop-overflow"
+  tail->hot[i % chunk_size] = hot_of(*n);
+#pragma GCC diagnostic pop
+  tail->nodes.push_back(std::move(n));
   if (new_chunk)
     chunks_.push_back(std::move(tail));
   else
@@ -107,11 +115,12 @@ snapshot snapshot::without_node(std::string_view name, uint64_t generation) cons
     out.mutable_index(moved->name)[moved->name] = i;
     auto hole = std::make_shared<chunk>(*chunks_[i / chunk_size]);
     (*hole)[i % chunk_size] = moved;
+    hole->hot[i % chunk_size] = hot(last);
     out.chunks_[i / chunk_size] = std::move(hole);
   }
   // Drop the last slot (the chunk may be the one just copied above).
   auto tail = std::make_shared<chunk>(*out.chunks_[last / chunk_size]);
-  tail->pop_back();
+  tail->nodes.pop_back();
   if (tail->empty())
     out.chunks_.pop_back();
   else

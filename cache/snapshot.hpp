@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "cache/cluster_objects.hpp"
+#include "cache/node_hot.hpp"
 #include "cache/node_info.hpp"
 
 namespace kas {
@@ -21,7 +22,17 @@ namespace kas {
 class snapshot {
 public:
   static constexpr size_t chunk_size = 64;
-  using chunk = std::vector<node_info_ptr>;
+  // A chunk's nodes, and beside them their hot facts (hot[k] is hot_of(*(*this)[k]), kept so by
+  // every builder below).
+  struct chunk {
+    std::vector<node_info_ptr> nodes;
+    std::array<node_hot, chunk_size> hot;
+    node_info_ptr& operator[](size_t k) { return nodes[k]; }
+    const node_info_ptr& operator[](size_t k) const { return nodes[k]; }
+    const node_info_ptr& at(size_t k) const { return nodes[k]; }
+    size_t size() const { return nodes.size(); }
+    bool empty() const { return nodes.empty(); }
+  };
   using nominated_map = std::unordered_map<std::string, std::vector<pod_info_ptr>>;
 
   snapshot()
@@ -59,6 +70,8 @@ public:
   uint64_t generation() const { return generation_; }
   const node_info& node(size_t i) const { return *chunks_[i / chunk_size]->at(i % chunk_size); }
   const node_info_ptr& node_ptr(size_t i) const { return chunks_[i / chunk_size]->at(i % chunk_size); }
+  // The hot facts of node(i), for loops over many nodes (see node_hot.hpp).
+  const node_hot& hot(size_t i) const { return chunks_[i / chunk_size]->hot[i % chunk_size]; }
   // Index of a node by name, or -1.
   long index_of(std::string_view name) const;
   const node_info* find(std::string_view name) const {

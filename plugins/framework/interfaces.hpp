@@ -91,9 +91,36 @@ public:
   virtual const pre_filter_extensions* extensions() const { return nullptr; }
 };
 
+// A pod's Filter over node_hot records alone, assembled once per cycle from every Filter plugin
+// that runs (see filter_plugin::hot_filter). `passes` true means every one of those plugins'
+// Filter returns Success on that node; false means "run the Filters", which decide and give the
+// reasons. So it may be conservative, never lenient.
+struct hot_filter {
+  bool reject_unschedulable = false;  // a node with spec.unschedulable needs the full Filters
+  bool reject_tainted = false;        // a node with any taint needs the full Filters
+  bool check_fit = false;             // pod count, and CPU and memory when requested
+  int64_t cpu = 0, mem = 0;
+  bool passes(const node_hot& n) const {
+    if (reject_unschedulable && n.has(node_hot::unschedulable)) return false;
+    if (reject_tainted && n.has(node_hot::tainted)) return false;
+    if (check_fit) {
+      if (static_cast<int64_t>(n.pods) + 1 > n.alloc_pods) return false;
+      if (cpu > 0 && cpu > n.alloc_cpu - n.req_cpu) return false;
+      if (mem > 0 && mem > n.alloc_mem - n.req_mem) return false;
+    }
+    return true;
+  }
+};
+
 class filter_plugin : public virtual plugin {
 public:
   virtual status filter(const cycle_state& state, const pod_info& pod, const node_info& node) const = 0;
+  // Adds to `out` what this plugin's Filter needs for `pod` in hot-record terms, after PreFilter
+  // ran. False (the default): it cannot say from node_hot alone, and every node gets the Filters.
+  virtual bool hot_filter(const cycle_state& state, const pod_info& pod, fw::hot_filter& out) const {
+    (void)state, (void)pod, (void)out;
+    return false;
+  }
   // For --explain, on a node Filter rejected: what exactly did not fit (the taint, the label, the
   // term), when the status's reason, which is kube's and counted in FitError messages, does not
   // name it. Empty: the reason says it all.
@@ -177,6 +204,13 @@ public:
       if (!s.is_success()) return s;
     }
     return status::ok();
+  }
+  // Scores from the nodes' hot records (hot[i] is nodes[i]'s), exactly as score_nodes would; false
+  // (the default, or a case node_hot cannot answer) leaves `out` to score_nodes.
+  virtual bool score_hot(const cycle_state& state, const pod_info& pod, const node_hot* const* hot, size_t n,
+                         int64_t* out) const {
+    (void)state, (void)pod, (void)hot, (void)n, (void)out;
+    return false;
   }
   virtual bool has_normalize() const { return false; }
   virtual status normalize_score(const cycle_state&, const pod_info&, std::vector<node_score>&) const {

@@ -121,6 +121,17 @@ fw::status image_locality::score(const fw::cycle_state& state, const pod_info& p
   return fw::status::ok();
 }
 
+// Nodes that report no images all score what an image sum of 0 scores.
+bool image_locality::score_hot(const fw::cycle_state& state, const pod_info& pod, const node_hot* const* hot, size_t n,
+                               int64_t* out) const {
+  const auto* s = state.read_as<pre_score_state>(pre_score_key);
+  if (!s || s->images.size() != pod.images.size()) return false;
+  for (size_t i = 0; i < n; ++i)
+    if (hot[i]->has(node_hot::has_images)) return false;
+  std::fill(out, out + n, image_priority(0, num_containers(pod)));
+  return true;
+}
+
 fw::status image_locality::score_nodes(const fw::cycle_state& state, const pod_info& pod,
                                        const node_info* const* nodes, size_t n, int64_t* out) const {
   const auto* s = state.read_as<pre_score_state>(pre_score_key);

@@ -11,6 +11,10 @@ fw::status node_name::filter(const fw::cycle_state&, const pod_info& pod, const 
   return fw::status::unresolvable(err_reason);
 }
 
+bool node_name::hot_filter(const fw::cycle_state&, const pod_info& pod, fw::hot_filter&) const {
+  return pod.node_name.empty();  // passes everywhere; a named node is a name compare, not in node_hot
+}
+
 std::vector<fw::cluster_event_with_hint> node_name::events_to_register() const {
   // No hint: kube retries on every Node/Add.
   return {{{fw::event_resource::node, fw::act_add, "NodeAdd"}, {}}};

@@ -54,6 +54,8 @@ public:
                    int64_t& out) const override;
   fw::status score_nodes(const fw::cycle_state& state, const pod_info& pod, const node_info* const* nodes, size_t n,
                          int64_t* out) const override;
+  bool score_hot(const fw::cycle_state& state, const pod_info& pod, const node_hot* const* hot, size_t n,
+                 int64_t* out) const override;
   bool sign_pod(const pod_info& pod, std::string& out) const override;
 
   // The pod's actual request for each configured resource.

@@ -88,6 +88,19 @@ fw::status node_resources_fit::filter(const fw::cycle_state& state, const pod_in
   return fw::status(c, std::move(reasons));
 }
 
+// node_hot holds the pod count, CPU and memory: a pod that asks for nothing else is checked there.
+bool node_resources_fit::hot_filter(const fw::cycle_state& state, const pod_info& pod, fw::hot_filter& out) const {
+  auto* s = state.read_as<pre_filter_state>(pre_filter_key);
+  const resource_list& request = s ? s->request : pod.requests;
+  if (request.ephemeral_storage != 0) return false;
+  for (auto& kv : request.scalar)
+    if (kv.second != 0) return false;
+  out.check_fit = true;
+  out.cpu = request.milli_cpu;
+  out.mem = request.memory;
+  return true;
+}
+
 fw::status node_resources_fit::pre_score(fw::cycle_state& state, const pod_info& pod,
                                          const std::vector<const node_info*>&) const {
   auto s = std::make_shared<pre_score_state>();
@@ -101,6 +114,10 @@ int64_t node_resources_fit::score_requests(const node_info& node, const std::vec
   resource_values requested(n), allocatable(n);
   for (size_t i = 0; i < n; ++i)
     allocatable_and_requested(node, args_.resources[i], pod_requests[i], allocatable[i], requested[i]);
+  return score_values(requested, allocatable);
+}
+
+int64_t node_resources_fit::score_values(const resource_values& requested, const resource_values& allocatable) const {
   switch (args_.type) {
     case scoring_strategy_type::least_allocated: return least_allocated_score(args_.resources, requested, allocatable);
     case scoring_strategy_type::most_allocated: return most_allocated_score(args_.resources, requested, allocatable);
@@ -196,6 +213,27 @@ bool node_resources_fit::sign_pod(const pod_info& pod, std::string& out) const {
   };
   put(pod.requests);
   put(pod.non_zero_requests);
+  return true;
+}
+
+// The scoring strategies over CPU and memory (the default resources) read node_hot.
+bool node_resources_fit::score_hot(const fw::cycle_state& state, const pod_info&, const node_hot* const* hot, size_t n,
+                                   int64_t* out) const {
+  const auto* s = state.read_as<pre_score_state>(pre_score_key);
+  const size_t k = args_.resources.size();
+  if (!s || k == 0) return false;
+  for (auto& r : args_.resources)
+    if (r.kind != resource_kind::cpu && r.kind != resource_kind::memory) return false;
+  resource_values requested(k), allocatable(k);
+  for (size_t i = 0; i < n; ++i) {
+    const node_hot& h = *hot[i];
+    for (size_t j = 0; j < k; ++j) {
+      bool cpu = args_.resources[j].kind == resource_kind::cpu;
+      allocatable[j] = cpu ? h.alloc_cpu : h.alloc_mem;
+      requested[j] = (cpu ? h.nz_cpu : h.nz_mem) + s->pod_requests[j];
+    }
+    out[i] = score_values(requested, allocatable);
+  }
   return true;
 }
 

@@ -17,6 +17,7 @@
 #include "plugins/framework/handle.hpp"
 #include "plugins/framework/interfaces.hpp"
 #include "plugins/node_resources_fit/fit_args.hpp"
+#include "plugins/node_resources_fit/resource_allocation.hpp"
 
 namespace kas::plugins {
 
@@ -55,6 +56,9 @@ public:
   fw::status pre_filter(fw::cycle_state& state, const pod_info& pod, const snapshot& snap,
                         fw::pre_filter_result& result) const override;
   fw::status filter(const fw::cycle_state& state, const pod_info& pod, const node_info& node) const override;
+  bool hot_filter(const fw::cycle_state& state, const pod_info& pod, fw::hot_filter& out) const override;
+  bool score_hot(const fw::cycle_state& state, const pod_info& pod, const node_hot* const* hot, size_t n,
+                 int64_t* out) const override;
   fw::status pre_score(fw::cycle_state& state, const pod_info& pod,
                        const std::vector<const node_info*>& nodes) const override;
   fw::status score(const fw::cycle_state& state, const pod_info& pod, const node_info& node,
@@ -66,6 +70,8 @@ public:
 
 private:
   int64_t score_requests(const node_info& node, const std::vector<int64_t>& pod_requests) const;
+  // The scoring strategy over per-resource requested (the pod's included) and allocatable values.
+  int64_t score_values(const resource_values& requested, const resource_values& allocatable) const;
 
   // Configuration, immutable after make(); no per-cycle state.
   node_resources_fit_args args_;

@@ -23,6 +23,11 @@ fw::status node_unschedulable::filter(const fw::cycle_state&, const pod_info& po
   return fw::status::unresolvable(err_reason);
 }
 
+bool node_unschedulable::hot_filter(const fw::cycle_state&, const pod_info& pod, fw::hot_filter& out) const {
+  if (!tolerates_unschedulable(pod)) out.reject_unschedulable = true;
+  return true;
+}
+
 std::vector<fw::cluster_event_with_hint> node_unschedulable::events_to_register() const {
   // QueueingHints on: Node Add|UpdateNodeTaint (spec.unschedulable changes come with the taint
   // update) and the pod's own toleration updates.

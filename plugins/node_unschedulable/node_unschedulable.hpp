@@ -24,6 +24,7 @@ public:
 
   std::string_view name() const override { return plugin_name; }
   fw::status filter(const fw::cycle_state& state, const pod_info& pod, const node_info& node) const override;
+  bool hot_filter(const fw::cycle_state& state, const pod_info& pod, fw::hot_filter& out) const override;
   std::vector<fw::cluster_event_with_hint> events_to_register() const override;
   bool sign_pod(const pod_info& pod, std::string& out) const override;
 };

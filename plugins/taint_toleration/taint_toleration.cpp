@@ -100,6 +100,21 @@ fw::status taint_toleration::score(const fw::cycle_state& state, const pod_info&
   return fw::status::ok();
 }
 
+// An untainted node passes Filter and counts no intolerable taint; a tainted one needs its taints.
+bool taint_toleration::hot_filter(const fw::cycle_state&, const pod_info&, fw::hot_filter& out) const {
+  out.reject_tainted = true;
+  return true;
+}
+
+bool taint_toleration::score_hot(const fw::cycle_state& state, const pod_info&, const node_hot* const* hot, size_t n,
+                                 int64_t* out) const {
+  if (!state.read_as<pre_score_state>(pre_score_key)) return false;
+  for (size_t i = 0; i < n; ++i)
+    if (hot[i]->has(node_hot::tainted)) return false;
+  std::fill(out, out + n, int64_t{0});
+  return true;
+}
+
 fw::status taint_toleration::normalize_score(const fw::cycle_state&, const pod_info&,
                                              std::vector<fw::node_score>& scores) const {
   helper::default_normalize_score(fw::max_node_score, true, scores);

@@ -30,6 +30,9 @@ public:
 
   std::string_view name() const override { return plugin_name; }
   fw::status filter(const fw::cycle_state& state, const pod_info& pod, const node_info& node) const override;
+  bool hot_filter(const fw::cycle_state& state, const pod_info& pod, fw::hot_filter& out) const override;
+  bool score_hot(const fw::cycle_state& state, const pod_info& pod, const node_hot* const* hot, size_t n,
+                 int64_t* out) const override;
   std::string explain(const fw::cycle_state& state, const pod_info& pod, const node_info& node) const override;
   fw::status pre_score(fw::cycle_state& state, const pod_info& pod,
                        const std::vector<const node_info*>& nodes) const override;

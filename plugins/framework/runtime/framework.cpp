@@ -173,6 +173,13 @@ status framework::run_filter(const cycle_state& state, const pod_info& pod, cons
   return status::ok();
 }
 
+bool framework::hot_filter_for(const cycle_state& state, const pod_info& pod, hot_filter& out) const {
+  out = hot_filter{};
+  for (size_t i = 0; i < filter_.size(); ++i)
+    if (!state.skip_filter(i) && !filter_[i]->hot_filter(state, pod, out)) return false;
+  return true;
+}
+
 bool framework::needs_global_validation(const cycle_state& state) const {
   for (size_t i = 0; i < filter_.size(); ++i)
     if (!state.skip_filter(i) && filter_[i]->cross_node()) return true;
@@ -313,7 +320,7 @@ status framework::score_node(const cycle_state& state, const pod_info& pod, cons
 
 status framework::score_nodes(const cycle_state& state, const pod_info& pod,
                               const std::vector<const node_info*>& nodes,
-                              std::vector<std::vector<node_score>>& raw) const {
+                              std::vector<std::vector<node_score>>& raw, const node_hot* const* hot) const {
   const size_t n = nodes.size();
   raw.resize(score_.size());
   thread_local std::vector<int64_t> row;
@@ -329,10 +336,10 @@ status framework::score_nodes(const cycle_state& state, const pod_info& pod,
         // duration: count and sum are exact, the buckets hold the per-node mean. (Timing each call
         // took the pass off score_nodes and cost ~8% of bench throughput with metrics on.)
         auto start = std::chrono::steady_clock::now();
-        s = p->score_nodes(state, pod, nodes.data(), n, row.data());
+        if (!hot || !p->score_hot(state, pod, hot, n, row.data())) s = p->score_nodes(state, pod, nodes.data(), n, row.data());
         plugin_metrics_->observe(metric_point::score, p->name(), s.get_code(),
                                  (std::chrono::steady_clock::now() - start) / n, static_cast<uint32_t>(n));
-      } else {
+      } else if (!hot || !p->score_hot(state, pod, hot, n, row.data())) {
         s = p->score_nodes(state, pod, nodes.data(), n, row.data());
       }
       if (!s.is_success()) return s.with_plugin(p->name());

@@ -43,6 +43,9 @@ public:
   status run_pre_filter(cycle_state& state, const pod_info& pod, const snapshot& snap,
                         pre_filter_result& out) const;
   status run_filter(const cycle_state& state, const pod_info& pod, const node_info& node) const;
+  // The cycle's Filter over node_hot records (after PreFilter): true when every Filter plugin that
+  // runs could express its part in `out`; then out.passes(hot) implies run_filter succeeds.
+  bool hot_filter_for(const cycle_state& state, const pod_info& pod, hot_filter& out) const;
   // Every filter plugin's verdict on one node (no early exit), for explanations.
   std::vector<filter_verdict> explain_filter(const cycle_state& state, const pod_info& pod,
                                              const node_info& node) const;
@@ -67,8 +70,9 @@ public:
   // Scores every node with every plugin, plugin by plugin (each plugin's score_nodes loop):
   // raw[p][i] = {nodes[i]->name, plugin p's raw score}; a skipped plugin's row is sized but not written
   // (normalize_and_weigh skips it).
+  // With `hot` (hot[i] the record of nodes[i]), plugins that can score from it do.
   status score_nodes(const cycle_state& state, const pod_info& pod, const std::vector<const node_info*>& nodes,
-                     std::vector<std::vector<node_score>>& raw) const;
+                     std::vector<std::vector<node_score>>& raw, const node_hot* const* hot = nullptr) const;
   // NormalizeScore (per plugin, over all scored nodes) then weights; totals[i] for node i.
   // `raw` is per plugin, per node, in the same node order; it is normalized in place.
   status normalize_and_weigh(const cycle_state& state, const pod_info& pod,

@@ -94,6 +94,34 @@ void find_nodes_that_pass_filters(const framework& fwk, const cycle_state& state
                                   const snapshot& snap, const candidate_nodes& candidates, size_t begin, size_t end,
                                   size_t want, bool explain, filtered_nodes& out) {
   end = std::min(end, candidates.size());
+  // The hot path: when the cycle's Filter can be read from node_hot records, a node they pass is
+  // feasible without touching its node_info; the rest get the Filters, which word the reasons.
+  // Sampled cycles (plugin metrics) and --explain run every Filter, as do snapshots with nominated
+  // pods (those are counted on their node by the full pass).
+  hot_filter hot;
+  const bool use_hot = !explain && !state.record_plugin_metrics && !snap.has_nominated_pods() &&
+                       fwk.hot_filter_for(state, pod, hot);
+  if (use_hot) {
+    for (size_t i = begin; i < end; ++i) {
+      if (want && out.feasible.size() >= want) break;
+      uint32_t idx = candidates[i];
+      ++out.examined;
+      if (hot.passes(snap.hot(idx))) {
+        out.feasible.push_back(idx);
+        continue;
+      }
+      auto s = fwk.run_filter(state, pod, snap.node(idx));
+      if (s.is_success()) {
+        out.feasible.push_back(idx);
+      } else if (s.get_code() == code::error) {
+        out.error = std::move(s);
+        return;
+      } else {
+        out.failed.emplace_back(idx, std::move(s));
+      }
+    }
+    return;
+  }
   for (size_t i = begin; i < end; ++i) {
     bool enough = want && out.feasible.size() >= want;
     if (enough && !explain) break;
@@ -145,8 +173,9 @@ status pre_score_step(const framework& fwk, cycle_state& state, const pod_info& 
 }
 
 status score_step(const framework& fwk, const cycle_state& state, const pod_info& pod,
-                  const std::vector<const node_info*>& nodes, std::vector<std::vector<node_score>>& raw) {
-  auto s = fwk.score_nodes(state, pod, nodes, raw);
+                  const std::vector<const node_info*>& nodes, std::vector<std::vector<node_score>>& raw,
+                  const node_hot* const* hot) {
+  auto s = fwk.score_nodes(state, pod, nodes, raw, hot);
   return s.is_success() ? s : status::error(s.message());
 }
 
@@ -227,15 +256,20 @@ schedule_result schedule_one(const framework& fwk, cycle_state& state, const pod
     case after_filter::prioritize: break;
   }
   thread_local std::vector<const node_info*> feasible;
+  thread_local std::vector<const node_hot*> hot;
   feasible.clear();
-  for (auto idx : found.feasible) feasible.push_back(&snap.node(idx));
+  hot.clear();
+  for (auto idx : found.feasible) {
+    feasible.push_back(&snap.node(idx));
+    hot.push_back(&snap.hot(idx));
+  }
   out.result = pre_score_step(fwk, state, pod, feasible);
   out.pre_score_ns = since(clock);
   if (!out.result.is_success()) return out;
   // Per plugin, per node (NormalizeScore's shape); reused across pods on this thread.
   thread_local std::vector<std::vector<node_score>> raw;
   thread_local std::vector<int64_t> totals;
-  out.result = score_step(fwk, state, pod, feasible, raw);
+  out.result = score_step(fwk, state, pod, feasible, raw, hot.data());
   if (out.result.is_success()) out.result = finish_scores(fwk, state, pod, feasible.size(), raw, totals);
   out.score_ns = since(clock);
   if (!out.result.is_success()) return out;

@@ -114,8 +114,10 @@ status pre_score_step(const framework& fwk, cycle_state& state, const pod_info& 
 
 // Step 6: the Score plugins' raw scores for `nodes`, raw[plugin][i] (NormalizeScore's shape). Ranges
 // scored apart are concatenated per plugin, in order. A failure is an Error.
+// With `hot` (hot[i] is nodes[i]'s record), plugins that can score from node_hot do.
 status score_step(const framework& fwk, const cycle_state& state, const pod_info& pod,
-                  const std::vector<const node_info*>& nodes, std::vector<std::vector<node_score>>& raw);
+                  const std::vector<const node_info*>& nodes, std::vector<std::vector<node_score>>& raw,
+                  const node_hot* const* hot = nullptr);
 
 // Step 7: NormalizeScore and weights into totals for `nodes` nodes; every node scores 1 without
 // Score plugins.

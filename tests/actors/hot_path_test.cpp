@@ -1,0 +1,163 @@
+// The node_hot path (cache/node_hot.hpp) against the plugins it stands in for: on random clusters
+// and pods, the hot Filter must find exactly the feasible nodes and failure statuses the full
+// Filters find, and hot Score rows must equal score_nodes' rows, plugin by plugin. The snapshot's
+// hot records must stay equal to hot_of(node) through every kind of cache change.
+#include <gtest/gtest.h>
+
+#include <random>
+#include <string>
+#include <vector>
+
+#include "cache/scheduler_cache.hpp"
+#include "config/profile.hpp"
+#include "plugins/framework/runtime/schedule_one.hpp"
+#include "plugins/framework/registry.hpp"
+#include "tests/actors/actor_fixtures.hpp"
+
+namespace kas::test {
+namespace {
+
+fw::framework_ptr default_framework() {
+  auto f = fw::framework::build(default_profile(), fw::in_tree_registry(), fw::handle{}, "profiles[0]");
+  EXPECT_TRUE(f.ok()) << (f.ok() ? "" : f.err().message);
+  return *f;
+}
+
+template <class T>
+const T& pick(std::mt19937_64& rng, const std::vector<T>& v) {
+  return v[std::uniform_int_distribution<size_t>(0, v.size() - 1)(rng)];
+}
+
+std::string reasons_of(const fw::status& s) {
+  std::string out;
+  for (auto r : s.reasons()) out += std::string(r) + "|";
+  return out;
+}
+
+bool chance(std::mt19937_64& rng, int percent) { return std::uniform_int_distribution<int>(0, 99)(rng) < percent; }
+
+std::shared_ptr<node_info> random_node(std::mt19937_64& rng, int i) {
+  auto spec = node("n" + std::to_string(i), pick(rng, std::vector<std::string>{"1", "2", "4", "8"}),
+                   pick(rng, std::vector<std::string>{"1Gi", "4Gi", "16Gi"}), pick(rng, std::vector<std::string>{"2", "4", "110"}));
+  if (chance(rng, 20)) spec.taints.push_back({"dedicated", "gpu", pick(rng, std::vector<std::string>{"NoSchedule", "PreferNoSchedule", "NoExecute"})});
+  auto n = make_node(spec)->clone();
+  n->unschedulable = chance(rng, 10);
+  if (chance(rng, 15)) n->images.push_back({"registry.k8s.io/pause:3.10", 700000, intern_image_name("registry.k8s.io/pause:3.10")});
+  int pods = std::uniform_int_distribution<int>(0, 4)(rng);
+  for (int k = 0; k < pods; ++k) {
+    auto p = pod(n->name + "-p" + std::to_string(k), pick(rng, std::vector<std::string>{"", "100m", "500m", "1"}),
+                 pick(rng, std::vector<std::string>{"", "128Mi", "1Gi"}));
+    p.node = n->name;
+    n->add_pod(make_pod(p));
+  }
+  return n;
+}
+
+pod_info_ptr random_pod(std::mt19937_64& rng, int i) {
+  auto spec = pod("p" + std::to_string(i), pick(rng, std::vector<std::string>{"", "100m", "1", "3"}),
+                  pick(rng, std::vector<std::string>{"", "256Mi", "2Gi", "8Gi"}));
+  if (chance(rng, 25)) spec.tolerations.push_back({"dedicated", "Equal", "gpu", ""});
+  if (chance(rng, 10)) spec.tolerations.push_back({"node.kubernetes.io/unschedulable", "Exists", "", "NoSchedule"});
+  auto p = std::make_shared<pod_info>(*make_pod(spec));
+  if (chance(rng, 10)) p->node_name = "n" + std::to_string(std::uniform_int_distribution<int>(0, 5)(rng));
+  if (chance(rng, 10)) p->requests.ephemeral_storage = 1 << 20;
+  return p;
+}
+
+TEST(HotPath, FilterAndScoreAgreeWithTheFullPlugins) {
+  auto fwk = default_framework();
+  std::mt19937_64 rng(2026);
+  size_t hot_filtered = 0, hot_scored = 0;
+  for (int round = 0; round < 300; ++round) {
+    SCOPED_TRACE("round " + std::to_string(round));
+    auto snap = std::make_shared<snapshot>();
+    for (int i = 0; i < 40; ++i) snap->add_node(random_node(rng, i), static_cast<uint64_t>(i + 1));
+    auto pod = random_pod(rng, round);
+    fw::cycle_state state;
+    state.set_snapshot(snap);
+    fw::pre_filter_result pr;
+    fw::schedule_result res;
+    if (!fw::pre_filter_step(*fwk, state, *pod, *snap, pr, res).is_success()) continue;
+    fw::node_to_status absent;
+    fw::candidate_nodes all(*snap, pr, 0, absent);
+    fw::filtered_nodes hot, full;
+    fw::hot_filter hf;
+    hot_filtered += fwk->hot_filter_for(state, *pod, hf);
+    fw::find_nodes_that_pass_filters(*fwk, state, *pod, *snap, all, 0, all.size(), 0, false, hot);
+    state.record_plugin_metrics = true;  // sampled cycles take the full path
+    fw::find_nodes_that_pass_filters(*fwk, state, *pod, *snap, all, 0, all.size(), 0, false, full);
+    state.record_plugin_metrics = false;
+    ASSERT_EQ(hot.feasible, full.feasible);
+    ASSERT_EQ(hot.failed.size(), full.failed.size());
+    for (size_t k = 0; k < hot.failed.size(); ++k) {
+      EXPECT_EQ(hot.failed[k].first, full.failed[k].first);
+      EXPECT_EQ(hot.failed[k].second.get_code(), full.failed[k].second.get_code());
+      EXPECT_EQ(reasons_of(hot.failed[k].second), reasons_of(full.failed[k].second));
+    }
+    if (hot.feasible.size() < 2) continue;
+    std::vector<const node_info*> nodes;
+    std::vector<const node_hot*> hots;
+    for (auto idx : hot.feasible) {
+      nodes.push_back(&snap->node(idx));
+      hots.push_back(&snap->hot(idx));
+      ASSERT_TRUE(snap->hot(idx) == hot_of(snap->node(idx)));
+    }
+    ASSERT_TRUE(fw::pre_score_step(*fwk, state, *pod, nodes).is_success());
+    std::vector<std::vector<fw::node_score>> with_hot, without;
+    ASSERT_TRUE(fw::score_step(*fwk, state, *pod, nodes, with_hot, hots.data()).is_success());
+    ASSERT_TRUE(fw::score_step(*fwk, state, *pod, nodes, without).is_success());
+    ASSERT_EQ(with_hot.size(), without.size());
+    for (size_t p = 0; p < with_hot.size(); ++p) {
+      if (state.skip_score(p)) continue;
+      for (size_t k = 0; k < nodes.size(); ++k) {
+        EXPECT_EQ(with_hot[p][k].score, without[p][k].score) << fwk->score_plugin_name(p) << " on " << nodes[k]->name;
+        EXPECT_EQ(with_hot[p][k].name, without[p][k].name);
+      }
+    }
+    ++hot_scored;
+  }
+  // The cases must exercise the hot path, not only its fallbacks.
+  EXPECT_GT(hot_filtered, 100u);
+  EXPECT_GT(hot_scored, 100u);
+}
+
+TEST(HotPath, SnapshotRecordsFollowEveryCacheChange) {
+  std::mt19937_64 rng(99);
+  scheduler_cache c;
+  std::vector<pod_info_ptr> placed;
+  auto check = [&](const char* after) {
+    auto snap = c.current();
+    for (size_t i = 0; i < snap->size(); ++i)
+      ASSERT_TRUE(snap->hot(i) == hot_of(snap->node(i))) << "node " << snap->node(i).name << " after " << after;
+  };
+  for (int i = 0; i < 150; ++i) c.add_or_update_node(random_node(rng, i));
+  check("adding nodes");
+  for (int step = 0; step < 3000; ++step) {
+    int what = std::uniform_int_distribution<int>(0, 9)(rng);
+    std::string node_name = "n" + std::to_string(std::uniform_int_distribution<int>(0, 170)(rng));
+    if (what < 5) {
+      auto p = random_pod(rng, 1000 + step);
+      if (c.node(node_name) && c.assume_pod(p, node_name).ok()) placed.push_back(with_node_name(*p, node_name));
+    } else if (what < 7 && !placed.empty()) {
+      size_t k = std::uniform_int_distribution<size_t>(0, placed.size() - 1)(rng);
+      auto uid = placed[k]->uid;
+      if (c.is_assumed(uid)) {
+        if (chance(rng, 50)) (void)c.forget_pod(uid);
+        else (void)c.add_pod(placed[k]);
+      } else {
+        (void)c.remove_pod(placed[k]);
+      }
+      if (!c.contains(uid)) placed.erase(placed.begin() + static_cast<long>(k));
+    } else if (what < 9) {
+      auto n = random_node(rng, std::uniform_int_distribution<int>(0, 170)(rng));
+      c.add_or_update_node(n);
+    } else {
+      c.remove_node(node_name);
+    }
+    if (step % 97 == 0) check("a change");
+  }
+  check("the last change");
+}
+
+}  // namespace
+}  // namespace kas::test
