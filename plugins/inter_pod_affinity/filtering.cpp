@@ -48,11 +48,13 @@ std::string read_error(std::string_view key) {
 void count_existing_anti_affinity(const pod_info& pod, const snapshot& snap, pre_filter_state& s) {
   // Only nodes holding a pod with required anti-affinity can contribute (kube's
   // HavePodsWithRequiredAntiAffinityList).
+  ipa::key_deltas d;
   for (uint32_t i : snap.nodes_with_required_anti_affinity_pods()) {
     const node_info& n = snap.node(i);
     for (const auto& existing : n.pods_with_required_anti_affinity)
       for (const auto& t : existing->required_anti_affinity)
-        if (t.matches(pod, &s.terms->ns_labels)) s.existing_anti_affinity.update(n.labels, t.topology_key, 1);
+        if (t.matches(pod, &s.terms->ns_labels)) d.add(t.topology_key, 1);
+    d.flush_into(s.existing_anti_affinity, n.labels);
   }
 }
 
@@ -60,14 +62,17 @@ void count_incoming_terms(const snapshot& snap, pre_filter_state& s) {
   const auto& aff = s.terms->affinity;
   const auto& anti = s.terms->anti_affinity;
   if (aff.empty() && anti.empty()) return;
+  ipa::key_deltas in_aff, in_anti;
   for (size_t i = 0; i < snap.size(); ++i) {
     const node_info& n = snap.node(i);
     for (const auto& existing : n.pods) {
       if (ipa::pod_matches_all_terms(aff, *existing))
-        for (const auto& t : aff) s.affinity.update(n.labels, t.topology_key, 1);
+        for (const auto& t : aff) in_aff.add(t.topology_key, 1);
       for (const auto& t : anti)
-        if (t.matches(*existing, &ipa::no_labels())) s.anti_affinity.update(n.labels, t.topology_key, 1);
+        if (t.matches(*existing, &ipa::no_labels())) in_anti.add(t.topology_key, 1);
     }
+    in_aff.flush_into(s.affinity, n.labels);
+    in_anti.flush_into(s.anti_affinity, n.labels);
   }
 }
 

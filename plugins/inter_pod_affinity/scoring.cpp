@@ -4,6 +4,7 @@
 // pod and every existing pod (positive for affinity, negative for anti-affinity); a node scores the
 // sum over the pairs of its labels.
 #include <limits>
+#include <unordered_map>
 
 #include "plugins/inter_pod_affinity/inter_pod_affinity.hpp"
 #include "plugins/inter_pod_affinity/terms.hpp"
@@ -13,8 +14,11 @@ namespace kas::plugins {
 namespace {
 
 // kube's scoreMap: topology key -> value -> summed weight. An entry exists once a term matched,
-// even when its sum is 0.
-using score_map = std::map<std::string, std::map<std::string, int64_t, std::less<>>, std::less<>>;
+// even when its sum is 0. Hashed: with a per-node key (hostname) it holds an entry per node that
+// has a matching pod, and Score looks one up per node.
+using score_map = std::unordered_map<std::string, std::unordered_map<std::string, int64_t>>;
+
+using ipa::key_deltas;
 
 struct pre_score_state final : fw::state_data {
   score_map topology_score;
@@ -29,32 +33,34 @@ struct incoming_pod {
   const label_map& ns_labels;
 };
 
-void process_term(score_map& m, const affinity_term& t, int32_t weight, const pod_info& pod, const label_map& ns_labels,
-                  const label_map& node_labels, int32_t multiplier) {
-  if (!t.matches(pod, &ns_labels)) return;
-  const std::string* v = node_labels.get(t.topology_key);
-  if (!v) return;
-  m[t.topology_key][*v] += static_cast<int64_t>(weight * multiplier);
+void process_term(key_deltas& d, const affinity_term& t, int32_t weight, const pod_info& pod,
+                  const label_map& ns_labels, int32_t multiplier) {
+  if (t.matches(pod, &ns_labels)) d.add(t.topology_key, static_cast<int64_t>(weight * multiplier));
 }
 
-void process_terms(score_map& m, const std::vector<weighted_affinity_term>& terms, const pod_info& pod,
-                   const label_map& ns_labels, const label_map& node_labels, int32_t multiplier) {
-  for (const auto& t : terms) process_term(m, t.term, t.weight, pod, ns_labels, node_labels, multiplier);
+void process_terms(key_deltas& d, const std::vector<weighted_affinity_term>& terms, const pod_info& pod,
+                   const label_map& ns_labels, int32_t multiplier) {
+  for (const auto& t : terms) process_term(d, t.term, t.weight, pod, ns_labels, multiplier);
 }
 
-// kube's processExistingPod.
-void process_existing_pod(score_map& m, const incoming_pod& in, const pod_info& existing, const node_info& node,
-                          int32_t hard_weight) {
-  const label_map& labels = node.labels;
-  if (labels.empty()) return;
+// kube's processExistingPod, into the node's deltas.
+void process_existing_pod(key_deltas& d, const incoming_pod& in, const pod_info& existing, int32_t hard_weight) {
   // The incoming pod's preferred terms, matched against the existing pod (namespaces merged).
-  process_terms(m, in.preferred_affinity, existing, ipa::no_labels(), labels, 1);
-  process_terms(m, in.preferred_anti_affinity, existing, ipa::no_labels(), labels, -1);
+  process_terms(d, in.preferred_affinity, existing, ipa::no_labels(), 1);
+  process_terms(d, in.preferred_anti_affinity, existing, ipa::no_labels(), -1);
   // The existing pod's terms, matched against the incoming pod and its namespace's labels.
   if (hard_weight > 0)
-    for (const auto& t : existing.required_affinity) process_term(m, t, hard_weight, in.pod, in.ns_labels, labels, 1);
-  process_terms(m, existing.preferred_affinity, in.pod, in.ns_labels, labels, 1);
-  process_terms(m, existing.preferred_anti_affinity, in.pod, in.ns_labels, labels, -1);
+    for (const auto& t : existing.required_affinity) process_term(d, t, hard_weight, in.pod, in.ns_labels, 1);
+  process_terms(d, existing.preferred_affinity, in.pod, in.ns_labels, 1);
+  process_terms(d, existing.preferred_anti_affinity, in.pod, in.ns_labels, -1);
+}
+
+// A node's deltas into the map: a term counts on the node's value of its topology key, and not at
+// all on a node without that label (as kube's processTerm).
+void flush_deltas(score_map& m, key_deltas& d, const label_map& node_labels) {
+  for (auto& e : d.entries())
+    if (const std::string* v = node_labels.get(*e.key)) m[*e.key][*v] += e.sum;
+  d.clear();
 }
 
 std::string read_error(std::string_view key) {
@@ -79,16 +85,18 @@ fw::status inter_pod_affinity::pre_score(fw::cycle_state& state, const pod_info&
                         ipa::labels_or_none(objects.namespace_labels_of(pod.ns))};
 
   auto s = std::make_shared<pre_score_state>();
+  key_deltas deltas;
   auto visit = [&](const node_info& n) {
+    if (n.labels.empty()) return;
     // Unless the incoming pod has preferred terms, only pods with affinity terms can add a score.
     auto each = [&](const auto& pods) {
-      for (const auto& existing : pods)
-        process_existing_pod(s->topology_score, in, *existing, n, args_.hard_pod_affinity_weight);
+      for (const auto& existing : pods) process_existing_pod(deltas, in, *existing, args_.hard_pod_affinity_weight);
     };
     if (has_constraints)
       each(n.pods);
     else
       each(n.pods_with_affinity);
+    flush_deltas(s->topology_score, deltas, n.labels);
   };
   if (snap && !has_constraints) {
     // Only pods with affinity terms can add a score: visit just their nodes (kube's

@@ -47,4 +47,33 @@ private:
   std::map<std::string, std::map<std::string, int64_t, std::less<>>, std::less<>> counts_;
 };
 
+// What one node's pods add per topology key, summed before it goes into a per-(key, value) map
+// once per node and key: a PreFilter or PreScore over every pod then does a map update per node,
+// not per matching pod. Few keys: a linear list, cleared and reused across nodes.
+class key_deltas {
+public:
+  struct entry {
+    const std::string* key;
+    int64_t sum;
+  };
+  void add(const std::string& key, int64_t delta) {
+    for (auto& e : entries_)
+      if (e.key == &key || *e.key == key) {
+        e.sum += delta;
+        return;
+      }
+    entries_.push_back({&key, delta});
+  }
+  const std::vector<entry>& entries() const { return entries_; }
+  void clear() { entries_.clear(); }
+  // Into `counts` as update() per matching pod would have (the node's value for each key).
+  void flush_into(topology_counts& counts, const label_map& node_labels) {
+    for (auto& e : entries_) counts.update(node_labels, *e.key, e.sum);
+    entries_.clear();
+  }
+
+private:
+  std::vector<entry> entries_;
+};
+
 }  // namespace kas::plugins::ipa
