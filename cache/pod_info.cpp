@@ -493,8 +493,9 @@ result<pod_info_ptr> compile_pod(std::shared_ptr<const k8s::core::Pod> pod) {
 
 bool affinity_term::matches(const pod_info& pod, const label_map* ns_labels) const {
   static const label_map no_labels;
-  // Linear: callers (InterPodAffinity's namespace merge) may build unsorted lists.
-  const bool ns_ok = std::find(namespaces.begin(), namespaces.end(), pod.ns) != namespaces.end() ||
+  const bool listed = namespaces_sorted ? std::binary_search(namespaces.begin(), namespaces.end(), pod.ns)
+                                        : std::find(namespaces.begin(), namespaces.end(), pod.ns) != namespaces.end();
+  const bool ns_ok = listed ||
                      (namespace_selector && namespace_selector->matches(ns_labels ? *ns_labels : no_labels));
   return ns_ok && selector.matches(pod.labels);
 }

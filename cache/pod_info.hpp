@@ -52,6 +52,9 @@ struct affinity_term {
   // Explicit namespaces; when the term names neither namespaces nor a namespaceSelector this holds
   // the pod's own namespace.
   std::vector<std::string> namespaces;
+  // `namespaces` is sorted and unique (binary search); set where a long list is built (a
+  // namespaceSelector resolved to namespace names).
+  bool namespaces_sorted = false;
   // nullopt = nil selector (matches no namespace by labels); an empty selector matches every one.
   std::optional<label_selector> namespace_selector;
   std::string topology_key;

@@ -2,6 +2,8 @@
 // interpodaffinity/plugin.go). PreFilter/Filter are in filtering.cpp, PreScore/Score in scoring.cpp.
 #include "plugins/inter_pod_affinity/inter_pod_affinity.hpp"
 
+#include <algorithm>
+
 #include "plugins/helper/args.hpp"
 
 #include "plugins/inter_pod_affinity/terms.hpp"
@@ -32,6 +34,10 @@ affinity_term merge_namespaces(const affinity_term& t, const cluster_objects& ob
     for (const auto& [ns, labels] : objects.namespace_labels)
       if (sel.matches(labels)) out.namespaces.push_back(ns);
   out.namespace_selector.reset();  // labels.Nothing()
+  // A selector may resolve to many namespaces, and every existing pod is checked against them.
+  std::sort(out.namespaces.begin(), out.namespaces.end());
+  out.namespaces.erase(std::unique(out.namespaces.begin(), out.namespaces.end()), out.namespaces.end());
+  out.namespaces_sorted = true;
   return out;
 }
 
@@ -53,24 +59,44 @@ std::vector<weighted_affinity_term> merge_namespaces(const std::vector<weighted_
 void topology_counts::update(const label_map& node_labels, const std::string& key, int64_t delta) {
   const std::string* value = node_labels.get(key);
   if (!value) return;
-  auto outer = counts_.find(key);
-  if (outer == counts_.end()) outer = counts_.emplace(key, std::map<std::string, int64_t, std::less<>>{}).first;
-  auto& inner = outer->second;
+  auto outer = std::find_if(keys_.begin(), keys_.end(), [&](const per_key& k) { return k.key == key; });
+  if (outer == keys_.end()) outer = keys_.insert(keys_.end(), per_key{key, {}});
+  auto& inner = outer->values;
   auto it = inner.find(*value);
-  if (it == inner.end()) it = inner.emplace(*value, 0).first;
+  if (it == inner.end()) {
+    storage_.push_back(*value);
+    it = inner.emplace(std::string_view(storage_.back()), 0).first;
+  }
   it->second += delta;
   // The value can go negative through RemovePod; kube deletes the entry only when it reaches 0.
   if (it->second == 0) {
     inner.erase(it);
-    if (inner.empty()) counts_.erase(outer);
+    if (inner.empty()) keys_.erase(outer);
   }
 }
 
 int64_t topology_counts::get(std::string_view key, std::string_view value) const {
-  auto outer = counts_.find(key);
-  if (outer == counts_.end()) return 0;
-  auto it = outer->second.find(value);
-  return it == outer->second.end() ? 0 : it->second;
+  for (const auto& k : keys_) {
+    if (k.key != key) continue;
+    auto it = k.values.find(value);
+    return it == k.values.end() ? 0 : it->second;
+  }
+  return 0;
+}
+
+void topology_counts::copy_from(const topology_counts& o) {
+  keys_.clear();
+  storage_.clear();
+  keys_.reserve(o.keys_.size());
+  for (const auto& k : o.keys_) {
+    per_key copy{k.key, {}};
+    copy.values.reserve(k.values.size());
+    for (const auto& [v, n] : k.values) {
+      storage_.emplace_back(v);
+      copy.values.emplace(std::string_view(storage_.back()), n);
+    }
+    keys_.push_back(std::move(copy));
+  }
 }
 
 }  // namespace ipa

@@ -7,10 +7,12 @@
 // empty namespace labels. Existing pods' terms keep their selector and are matched with the
 // incoming pod's namespace labels.
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "cache/cluster_objects.hpp"
@@ -36,15 +38,30 @@ std::vector<weighted_affinity_term> merge_namespaces(const std::vector<weighted_
 
 // kube's topologyToMatchedTermCount: counts per (topology key, value); a count that drops to 0 is
 // removed, so empty() is kube's len(m) == 0. Lookups take string_views without allocating.
+//
+// Few keys (a pod's terms), but per-node keys (hostname) hold a value per node with a matching pod
+// and Filter looks one up per node: values are hashed string_views into strings this object owns.
 class topology_counts {
 public:
+  topology_counts() = default;
+  topology_counts(const topology_counts& o) { copy_from(o); }
+  topology_counts& operator=(const topology_counts& o) {
+    if (this != &o) copy_from(o);
+    return *this;
+  }
   // Adds `delta` at (key, node's value for key) when the node has the label.
   void update(const label_map& node_labels, const std::string& key, int64_t delta);
   int64_t get(std::string_view key, std::string_view value) const;
-  bool empty() const { return counts_.empty(); }
+  bool empty() const { return keys_.empty(); }
 
 private:
-  std::map<std::string, std::map<std::string, int64_t, std::less<>>, std::less<>> counts_;
+  struct per_key {
+    std::string key;
+    std::unordered_map<std::string_view, int64_t> values;  // views into storage_
+  };
+  std::vector<per_key> keys_;
+  std::deque<std::string> storage_;  // stable addresses; a value zeroed and erased keeps its string
+  void copy_from(const topology_counts& o);
 };
 
 // What one node's pods add per topology key, summed before it goes into a per-(key, value) map
