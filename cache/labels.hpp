@@ -1,7 +1,9 @@
 #pragma once
 // An immutable-by-convention label map: sorted (key, value) pairs, looked up by binary search.
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -13,32 +15,42 @@ class label_map {
 public:
   using entry = std::pair<std::string, std::string>;
   label_map() = default;
-  explicit label_map(std::vector<entry> entries) : entries_(std::move(entries)) {
-    std::sort(entries_.begin(), entries_.end());
-  }
+  // Sorts, then interns: label maps built from the same labels share one immutable copy (see
+  // identity()). Built when objects are decoded and compiled, never per scheduling cycle.
+  explicit label_map(std::vector<entry> entries);
   const std::string* get(std::string_view key) const {
-    if (entries_.size() <= linear_scan_max) {
+    const auto& es = entries();
+    if (es.size() <= linear_scan_max) {
       // Objects carry a handful of labels: a scan that rejects on length first does one memcmp
       // (the match) where a binary search does one per probe. Selectors and spread constraints
       // look labels up for every pod on every node, so this is on the hot path.
-      for (const auto& e : entries_)
+      for (const auto& e : es)
         if (e.first.size() == key.size() && std::memcmp(e.first.data(), key.data(), key.size()) == 0) return &e.second;
       return nullptr;
     }
-    auto it = std::lower_bound(entries_.begin(), entries_.end(), key,
-                               [](const entry& e, std::string_view k) { return e.first < k; });
-    if (it != entries_.end() && it->first == key) return &it->second;
+    auto it = std::lower_bound(es.begin(), es.end(), key, [](const entry& e, std::string_view k) { return e.first < k; });
+    if (it != es.end() && it->first == key) return &it->second;
     return nullptr;
   }
   bool has(std::string_view key) const { return get(key) != nullptr; }
-  const std::vector<entry>& entries() const { return entries_; }
-  size_t size() const { return entries_.size(); }
-  bool empty() const { return entries_.empty(); }
-  bool operator==(const label_map& o) const { return entries_ == o.entries_; }
+  const std::vector<entry>& entries() const { return data_ ? *data_ : no_entries(); }
+  size_t size() const { return entries().size(); }
+  bool empty() const { return entries().empty(); }
+  bool operator==(const label_map& o) const { return data_ == o.data_ || entries() == o.entries(); }
+  // Equal identities mean equal labels (interned copies); null for no labels. So a selector's
+  // verdict on one label map holds for every map with the same identity: loops over many pods
+  // memoize by it. Different identities may still be equal in content (a map made before its
+  // twin's last holder died), which only costs a memo miss.
+  const void* identity() const { return data_.get(); }
 
 private:
   static constexpr size_t linear_scan_max = 12;
-  std::vector<entry> entries_;
+  static const std::vector<entry>& no_entries();
+  std::shared_ptr<const std::vector<entry>> data_;
 };
+
+// Namespace names as small integers, interned on first sight (namespaces are few and long-lived;
+// the table is never shrunk). 0 is never an id.
+uint32_t intern_namespace(std::string_view ns);
 
 }  // namespace kas

@@ -10,6 +10,10 @@
 // Semantics are a vector's with kube's swap-remove: erase_at moves the last pod into the hole.
 // Thread safety: copies may be read concurrently from any thread; a list is written only by its
 // owner (the cache building a new node_info), which never writes a chunk another list can see.
+//
+// Beside each pod the chunk keeps its pod_key: what counting pods by selector reads (interned
+// labels, namespace id, terminating), so such loops stream through the chunk instead of touching
+// every pod_info and its protobuf object.
 #include <atomic>
 #include <cstddef>
 #include <iterator>
@@ -19,6 +23,16 @@
 #include "cache/pod_info.hpp"
 
 namespace kas {
+
+struct pod_key {
+  const void* labels = nullptr;  // pod.labels.identity()
+  uint32_t ns = 0;               // intern_namespace(pod.ns)
+  bool terminating = false;      // metadata.deletionTimestamp is set
+};
+
+inline pod_key pod_key_of(const pod_info& p) {
+  return {p.labels.identity(), intern_namespace(p.ns), p.pod && p.pod->metadata().has_deletion_timestamp()};
+}
 
 class pod_list {
 public:
@@ -68,7 +82,14 @@ public:
 
   size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
-  const pod_info_ptr& operator[](size_t i) const { return (*chunks_[i / chunk_size])[i % chunk_size]; }
+  const pod_info_ptr& operator[](size_t i) const { return chunks_[i / chunk_size]->pods[i % chunk_size]; }
+  const pod_key& key(size_t i) const { return chunks_[i / chunk_size]->keys[i % chunk_size]; }
+  // Calls f(pod_key) for every pod, chunk by chunk.
+  template <class F>
+  void for_each_key(F&& f) const {
+    for (const auto& c : chunks_)
+      for (const auto& k : c->keys) f(k);
+  }
   const pod_info_ptr& front() const { return (*this)[0]; }
   const pod_info_ptr& back() const { return (*this)[size_ - 1]; }
   const_iterator begin() const { return {this, 0}; }
@@ -77,20 +98,28 @@ public:
   void push_back(pod_info_ptr p) {
     if (size_ % chunk_size == 0) {
       auto c = std::make_shared<chunk>();
-      c->reserve(chunk_size);
+      c->pods.reserve(chunk_size);
+      c->keys.reserve(chunk_size);
       chunks_.push_back(std::move(c));
     }
-    writable(chunks_.size() - 1).push_back(std::move(p));
+    chunk& tail = writable(chunks_.size() - 1);
+    tail.keys.push_back(pod_key_of(*p));
+    tail.pods.push_back(std::move(p));
     ++size_;
   }
 
   // Moves the last pod into position i and drops the last (kube's NodeInfo.RemovePod order).
   void erase_at(size_t i) {
     const size_t last = size_ - 1;
-    if (i != last) writable(i / chunk_size)[i % chunk_size] = (*this)[last];
+    if (i != last) {
+      chunk& hole = writable(i / chunk_size);
+      hole.keys[i % chunk_size] = key(last);
+      hole.pods[i % chunk_size] = (*this)[last];
+    }
     chunk& tail = writable(last / chunk_size);
-    tail.pop_back();
-    if (tail.empty()) chunks_.pop_back();
+    tail.pods.pop_back();
+    tail.keys.pop_back();
+    if (tail.pods.empty()) chunks_.pop_back();
     --size_;
   }
 
@@ -100,13 +129,17 @@ public:
   }
 
 private:
-  using chunk = std::vector<pod_info_ptr>;
+  struct chunk {
+    std::vector<pod_info_ptr> pods;
+    std::vector<pod_key> keys;  // keys[k] is pod_key_of(*pods[k])
+  };
   // The chunk at c, copied first when another list shares it.
   chunk& writable(size_t c) {
     auto& slot = chunks_[c];
     if (slot.use_count() != 1) {
       slot = std::make_shared<chunk>(*slot);
-      slot->reserve(chunk_size);
+      slot->pods.reserve(chunk_size);
+      slot->keys.reserve(chunk_size);
     } else {
       // Sole owner: the last other holder released it with an acq_rel decrement.
       std::atomic_thread_fence(std::memory_order_acquire);

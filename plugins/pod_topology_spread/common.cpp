@@ -110,12 +110,33 @@ bool is_terminating(const pod_info& pod) { return pod.pod && pod.pod->metadata()
 
 int count_pods_match_selector(const pod_list& pods, const label_selector& selector,
                               const std::string& ns) {
-  if (selector_empty(selector)) return 0;
+  return selector_counter(selector, ns).count(pods);
+}
+
+selector_counter::selector_counter(const label_selector& selector, const std::string& ns)
+  : selector_(selector), empty_(selector_empty(selector)), ns_(intern_namespace(ns)) {}
+
+bool selector_counter::matches(const pod_list& pods, size_t i, const pod_key& k) {
+  if (k.labels)
+    for (size_t m = 0; m < memo_used_; ++m)
+      if (memo_[m].first == k.labels) return memo_[m].second;
+  bool ok = selector_.matches(pods[i]->labels);
+  if (k.labels) {
+    memo_[memo_next_] = {k.labels, ok};
+    memo_next_ = (memo_next_ + 1) % memo_size;
+    memo_used_ = std::min(memo_used_ + 1, memo_size);
+  }
+  return ok;
+}
+
+int selector_counter::count(const pod_list& pods) {
+  if (empty_) return 0;
   int n = 0;
-  for (auto& p : pods) {
+  for (size_t i = 0; i < pods.size(); ++i) {
+    const pod_key& k = pods.key(i);
     // Terminating pods are bypassed (kube #87621).
-    if (p->ns != ns || is_terminating(*p)) continue;
-    if (selector.matches(p->labels)) ++n;
+    if (k.ns != ns_ || k.terminating) continue;
+    if (matches(pods, i, k)) ++n;
   }
   return n;
 }

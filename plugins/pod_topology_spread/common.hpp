@@ -1,6 +1,7 @@
 #pragma once
 // Helpers shared by PodTopologySpread's filtering and scoring halves (kube's podtopologyspread/
 // common.go and helper/spread.go). Pure functions over compiled pods and nodes.
+#include <array>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -41,6 +42,24 @@ bool match_node_inclusion_policies(const spread_constraint& c, const pod_info& p
 // kube's countPodsMatchSelector: pods in `ns`, not terminating, whose labels match.
 int count_pods_match_selector(const pod_list& pods, const label_selector& selector,
                               const std::string& ns);
+
+// The same over many nodes' pods for one selector and namespace: reads the pod lists' pod_keys and
+// remembers the selector's verdict per interned label set (a few recent ones), so a PreFilter or
+// PreScore over every pod compares integers and pointers, not label strings, for most pods.
+class selector_counter {
+public:
+  selector_counter(const label_selector& selector, const std::string& ns);
+  int count(const pod_list& pods);
+
+private:
+  bool matches(const pod_list& pods, size_t i, const pod_key& k);
+  const label_selector& selector_;
+  const bool empty_;
+  const uint32_t ns_;
+  static constexpr size_t memo_size = 8;
+  std::array<std::pair<const void*, bool>, memo_size> memo_{};
+  size_t memo_used_ = 0, memo_next_ = 0;
+};
 
 // metadata.deletionTimestamp is set.
 bool is_terminating(const pod_info& pod);

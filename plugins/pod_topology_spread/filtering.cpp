@@ -37,6 +37,9 @@ std::shared_ptr<pts::pre_filter_state> cal_pre_filter_state(const pod_info& pod,
   const size_t n = constraints.size();
   s->tp_value_to_match_num.resize(n);
   s->paths.resize(n);
+  std::vector<pts::selector_counter> counters;
+  counters.reserve(n);
+  for (const auto& c : constraints) counters.emplace_back(c.selector, pod.ns);
   for (size_t k = 0; k < snap.size(); ++k) {
     const node_info& node = snap.node(k);
     if (!pts::node_has_all_topology_keys(node.labels, constraints)) continue;
@@ -44,7 +47,7 @@ std::shared_ptr<pts::pre_filter_state> cal_pre_filter_state(const pod_info& pod,
       const auto& c = constraints[i];
       if (!pts::match_node_inclusion_policies(c, pod, node)) continue;
       const std::string& value = pts::label_value(node.labels, c.topology_key);
-      s->tp_value_to_match_num[i][value] += pts::count_pods_match_selector(node.pods, c.selector, pod.ns);
+      s->tp_value_to_match_num[i][value] += counters[i].count(node.pods);
     }
   }
   for (size_t i = 0; i < n; ++i)

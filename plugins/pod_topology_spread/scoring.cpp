@@ -49,7 +49,8 @@ void init_pre_score(pts::pre_score_data& d, const std::vector<const node_info*>&
 }
 
 // Adds one node's matching pods to the counters of its topology values (kube's processAllNode).
-void count_node(pts::pre_score_data& d, const pod_info& pod, const node_info& node, bool require_all) {
+void count_node(pts::pre_score_data& d, const pod_info& pod, const node_info& node, bool require_all,
+                std::vector<pts::selector_counter>& counters) {
   if (require_all && !pts::node_has_all_topology_keys(node.labels, d.constraints)) return;
   for (size_t i = 0; i < d.constraints.size(); ++i) {
     const auto& c = d.constraints[i];
@@ -58,7 +59,7 @@ void count_node(pts::pre_score_data& d, const pod_info& pod, const node_info& no
     // Only topology values of feasible nodes are counted.
     auto it = counts.find(pts::label_value(node.labels, c.topology_key));
     if (it == counts.end()) continue;
-    it->second += pts::count_pods_match_selector(node.pods, c.selector, pod.ns);
+    it->second += counters[i].count(node.pods);
   }
 }
 
@@ -82,10 +83,13 @@ fw::status pod_topology_spread::pre_score(fw::cycle_state& state, const pod_info
   if (d->constraints.empty()) return fw::status::skip();
   init_pre_score(*d, nodes, require_all);
 
+  std::vector<pts::selector_counter> counters;
+  counters.reserve(d->constraints.size());
+  for (const auto& c : d->constraints) counters.emplace_back(c.selector, pod.ns);
   if (snap) {
-    for (size_t k = 0; k < snap->size(); ++k) count_node(*d, pod, snap->node(k), require_all);
+    for (size_t k = 0; k < snap->size(); ++k) count_node(*d, pod, snap->node(k), require_all, counters);
   } else {
-    for (const node_info* node : nodes) count_node(*d, pod, *node, require_all);
+    for (const node_info* node : nodes) count_node(*d, pod, *node, require_all, counters);
   }
   auto s = std::make_shared<pts::pre_score_state>();
   s->data = std::move(d);

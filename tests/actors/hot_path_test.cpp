@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cache/scheduler_cache.hpp"
+#include "plugins/pod_topology_spread/common.hpp"
 #include "config/profile.hpp"
 #include "plugins/framework/runtime/schedule_one.hpp"
 #include "plugins/framework/registry.hpp"
@@ -157,6 +158,74 @@ TEST(HotPath, SnapshotRecordsFollowEveryCacheChange) {
     if (step % 97 == 0) check("a change");
   }
   check("the last change");
+}
+
+TEST(HotPath, EqualLabelSetsShareOneInternedCopy) {
+  label_map a({{"app", "web"}, {"tier", "front"}});
+  label_map b({{"tier", "front"}, {"app", "web"}});  // same labels, another order
+  label_map c(std::vector<label_map::entry>{{"app", "web"}});
+  EXPECT_EQ(a.identity(), b.identity());
+  EXPECT_NE(a.identity(), c.identity());
+  EXPECT_EQ(label_map().identity(), nullptr);
+  EXPECT_TRUE(a == b);
+  EXPECT_FALSE(a == c);
+  ASSERT_NE(a.get("tier"), nullptr);
+  EXPECT_EQ(*a.get("tier"), "front");
+  EXPECT_EQ(intern_namespace("team-a"), intern_namespace(std::string("team-") + "a"));
+  EXPECT_NE(intern_namespace("team-a"), intern_namespace("team-b"));
+  EXPECT_NE(intern_namespace("team-a"), 0u);
+}
+
+// The pod_keys a pod list keeps, and the selector counter that reads them, against a plain count
+// over pod_info objects (kube's countPodsMatchSelector), through random pushes and swap-removes.
+TEST(HotPath, SelectorCounterAgreesWithAPlainCountThroughListChanges) {
+  std::mt19937_64 rng(5);
+  const std::vector<std::string> colors{"blue", "green", "red"}, namespaces{"default", "team-a"};
+  auto plain = [](const pod_list& l, const label_selector& sel, const std::string& ns) {
+    int n = 0;
+    for (auto& p : l)
+      if (p->ns == ns && !(p->pod && p->pod->metadata().has_deletion_timestamp()) && sel.matches(p->labels)) ++n;
+    return n;
+  };
+  std::vector<label_selector> selectors;
+  for (auto& c : colors) {
+    label_selector sel;
+    selector_requirement r;
+    r.key = "color";
+    r.values = {c};
+    sel.requirements.push_back(r);
+    selectors.push_back(sel);
+  }
+  for (int round = 0; round < 50; ++round) {
+    pod_list l;
+    for (int step = 0; step < 300; ++step) {
+      if (l.empty() || chance(rng, 60)) {
+        auto spec = pod("q" + std::to_string(step), "", "");
+        spec.labels = {{"color", pick(rng, colors)}};
+        auto p = std::make_shared<pod_info>(*make_pod(spec));
+        p->ns = pick(rng, namespaces);
+        if (chance(rng, 10)) {
+          auto proto = std::make_shared<k8s::core::Pod>(*p->pod);
+          proto->mutable_metadata()->mutable_deletion_timestamp()->set_seconds(1);
+          p->pod = proto;
+        }
+        l.push_back(p);
+      } else {
+        l.erase_at(std::uniform_int_distribution<size_t>(0, l.size() - 1)(rng));
+      }
+      for (size_t i = 0; i < l.size(); ++i) {
+        const auto& k = l.key(i);
+        ASSERT_EQ(k.labels, l[i]->labels.identity());
+        ASSERT_EQ(k.ns, intern_namespace(l[i]->ns));
+      }
+    }
+    for (auto& sel : selectors)
+      for (auto& ns : namespaces) {
+        plugins::pts::selector_counter counter(sel, ns);
+        EXPECT_EQ(counter.count(l), plain(l, sel, ns));
+        EXPECT_EQ(counter.count(l), plain(l, sel, ns)) << "memoized verdicts";
+      }
+  }
 }
 
 }  // namespace
