@@ -99,7 +99,6 @@ public:
     if (size_ % chunk_size == 0) {
       auto c = std::make_shared<chunk>();
       c->pods.reserve(chunk_size);
-      c->keys.reserve(chunk_size);
       chunks_.push_back(std::move(c));
     }
     chunk& tail = writable(chunks_.size() - 1);
@@ -139,7 +138,6 @@ private:
     if (slot.use_count() != 1) {
       slot = std::make_shared<chunk>(*slot);
       slot->pods.reserve(chunk_size);
-      slot->keys.reserve(chunk_size);
     } else {
       // Sole owner: the last other holder released it with an acq_rel decrement.
       std::atomic_thread_fence(std::memory_order_acquire);

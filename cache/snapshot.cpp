@@ -82,12 +82,7 @@ void snapshot::add_node(node_info_ptr n, uint64_t generation) {
   mutable_index(n->name)[n->name] = i;
   update_affinity_lists(static_cast<uint32_t>(i), nullptr, *n);
   update_image_counts(nullptr, n.get());
-  // GCC 12 takes the write below for one into `nodes` (-Wstringop-overflow, a false positive of
-  // its object-size tracking through make_shared's in-place storage); the index is < chunk_size.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wstringop-overflow"
   tail->hot[i % chunk_size] = hot_of(*n);
-#pragma GCC diagnostic pop
   tail->nodes.push_back(std::move(n));
   if (new_chunk)
     chunks_.push_back(std::move(tail));
