@@ -208,10 +208,11 @@ struct post_filter_outcome {
 // or both pick the same node and the same victims, and the second is left nominated to a node
 // whose room the first takes.
 snapshot_ptr with_recent_nominations(driver_state& st, const pod_cycle& pc) {
-  // Nominations older than every snapshot in use are in those snapshots already.
+  // Nominations older than every snapshot in use or still to arrive are in those snapshots.
   uint64_t oldest = st.batch.snap ? st.batch.snap_seq : UINT64_MAX;
   for (auto& [id, c] : st.cycles)
     if (c.snap) oldest = std::min(oldest, c.snap_seq);
+  for (auto& w : st.snapshot_waiters) oldest = std::min(oldest, w.seq);
   auto& recent = st.recent_nominations;
   recent.erase(std::remove_if(recent.begin(), recent.end(), [&](const recent_nomination& r) { return r.after_request < oldest; }),
                recent.end());
@@ -665,6 +666,9 @@ void on_assumed(self_ptr self, pod_cycle& pc, const assume_reply& rep) {
   ctx->assumed = rep.assumed;
   ctx->node = rep.assumed->node_name;
   ctx->state = std::move(*pc.state);
+  // Only PreScore and Score read the snapshot. A binding cycle holding it kept a snapshot version
+  // alive (its copied chunks and node_hot records) for every pod waiting to be bound.
+  ctx->state.set_snapshot(nullptr);
   ctx->cycle = pc.id;
   ctx->started = pc.started;
   auto t0 = std::chrono::steady_clock::now();
