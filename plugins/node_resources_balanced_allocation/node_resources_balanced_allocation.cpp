@@ -161,17 +161,10 @@ bool node_resources_balanced_allocation::score_hot(const fw::cycle_state& state,
                                                    const node_hot* const* hot, size_t n, int64_t* out) const {
   const auto* s = state.read_as<pre_score_state>(pre_score_key);
   const size_t k = args_.resources.size();
-  if (!s) return false;
-  for (auto& r : args_.resources)
-    if (r.kind != resource_kind::cpu && r.kind != resource_kind::memory) return false;
+  if (!s || !hot_resources_only(args_.resources)) return false;
   resource_values requested(k), allocatable(k);
   for (size_t i = 0; i < n; ++i) {
-    const node_hot& h = *hot[i];
-    for (size_t j = 0; j < k; ++j) {
-      bool cpu = args_.resources[j].kind == resource_kind::cpu;
-      allocatable[j] = cpu ? h.alloc_cpu : h.alloc_mem;
-      requested[j] = (cpu ? h.req_cpu : h.req_mem) + s->pod_requests[j];
-    }
+    hot_allocatable_and_requested(args_.resources, *hot[i], s->pod_requests, false, requested, allocatable);
     out[i] = balanced_resource_score(requested, allocatable);
   }
   return true;

@@ -221,17 +221,10 @@ bool node_resources_fit::score_hot(const fw::cycle_state& state, const pod_info&
                                    int64_t* out) const {
   const auto* s = state.read_as<pre_score_state>(pre_score_key);
   const size_t k = args_.resources.size();
-  if (!s || k == 0) return false;
-  for (auto& r : args_.resources)
-    if (r.kind != resource_kind::cpu && r.kind != resource_kind::memory) return false;
+  if (!s || k == 0 || !hot_resources_only(args_.resources)) return false;
   resource_values requested(k), allocatable(k);
   for (size_t i = 0; i < n; ++i) {
-    const node_hot& h = *hot[i];
-    for (size_t j = 0; j < k; ++j) {
-      bool cpu = args_.resources[j].kind == resource_kind::cpu;
-      allocatable[j] = cpu ? h.alloc_cpu : h.alloc_mem;
-      requested[j] = (cpu ? h.nz_cpu : h.nz_mem) + s->pod_requests[j];
-    }
+    hot_allocatable_and_requested(args_.resources, *hot[i], s->pod_requests, true, requested, allocatable);
     out[i] = score_values(requested, allocatable);
   }
   return true;

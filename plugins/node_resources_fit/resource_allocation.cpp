@@ -64,6 +64,22 @@ void classify_resources(std::vector<resource_spec>& resources) {
   for (auto& r : resources) r.kind = classify_resource(r.name);
 }
 
+bool hot_resources_only(const std::vector<resource_spec>& resources) {
+  for (auto& r : resources)
+    if (r.kind != resource_kind::cpu && r.kind != resource_kind::memory) return false;
+  return true;
+}
+
+void hot_allocatable_and_requested(const std::vector<resource_spec>& resources, const node_hot& h,
+                                   const std::vector<int64_t>& pod_requests, bool non_zero,
+                                   resource_values& requested, resource_values& allocatable) {
+  for (size_t j = 0; j < resources.size(); ++j) {
+    const bool cpu = resources[j].kind == resource_kind::cpu;
+    allocatable[j] = cpu ? h.alloc_cpu : h.alloc_mem;
+    requested[j] = (non_zero ? (cpu ? h.nz_cpu : h.nz_mem) : (cpu ? h.req_cpu : h.req_mem)) + pod_requests[j];
+  }
+}
+
 void allocatable_and_requested(const node_info& node, const resource_spec& resource, int64_t pod_request,
                                int64_t& allocatable, int64_t& requested) {
   allocatable = requested = 0;

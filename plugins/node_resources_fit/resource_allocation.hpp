@@ -8,6 +8,7 @@
 #include <memory>
 #include <vector>
 
+#include "cache/node_hot.hpp"
 #include "cache/node_info.hpp"
 #include "plugins/node_resources_fit/fit_args.hpp"
 
@@ -41,6 +42,15 @@ std::vector<int64_t> pod_score_requests(const pod_info& pod, const std::vector<r
 
 // (allocatable, requested-after-placing-the-pod) of one resource on the node; (0, 0) when the node
 // has no such resource, or for an extended resource the pod does not request.
+// Whether every configured resource is CPU or memory, the resources node_hot carries.
+bool hot_resources_only(const std::vector<resource_spec>& resources);
+// allocatable_and_requested from a node_hot record, for hot_resources_only() resources: requested
+// is the node's non-zero requests (`non_zero`, the scoring strategies) or its real ones (balanced
+// allocation), plus the pod's.
+void hot_allocatable_and_requested(const std::vector<resource_spec>& resources, const node_hot& h,
+                                   const std::vector<int64_t>& pod_requests, bool non_zero,
+                                   resource_values& requested, resource_values& allocatable);
+
 void allocatable_and_requested(const node_info& node, const resource_spec& resource, int64_t pod_request,
                                int64_t& allocatable, int64_t& requested);
 

@@ -101,6 +101,18 @@ void find_nodes_that_pass_filters(const framework& fwk, const cycle_state& state
   hot_filter hot;
   const bool use_hot = !explain && !state.record_plugin_metrics && !snap.has_nominated_pods() &&
                        fwk.hot_filter_for(state, pod, hot);
+  // One node's verdict; false on an Error, which ends the scan.
+  auto record = [&](uint32_t idx, status s) {
+    if (s.is_success()) {
+      out.feasible.push_back(idx);
+    } else if (s.get_code() == code::error) {
+      out.error = std::move(s);
+      return false;
+    } else {
+      out.failed.emplace_back(idx, std::move(s));
+    }
+    return true;
+  };
   if (use_hot) {
     for (size_t i = begin; i < end; ++i) {
       if (want && out.feasible.size() >= want) break;
@@ -108,16 +120,8 @@ void find_nodes_that_pass_filters(const framework& fwk, const cycle_state& state
       ++out.examined;
       if (hot.passes(snap.hot(idx))) {
         out.feasible.push_back(idx);
-        continue;
-      }
-      auto s = fwk.run_filter(state, pod, snap.node(idx));
-      if (s.is_success()) {
-        out.feasible.push_back(idx);
-      } else if (s.get_code() == code::error) {
-        out.error = std::move(s);
+      } else if (!record(idx, filter_node(fwk, state, pod, snap.node(idx), snap))) {
         return;
-      } else {
-        out.failed.emplace_back(idx, std::move(s));
       }
     }
     return;
@@ -135,15 +139,7 @@ void find_nodes_that_pass_filters(const framework& fwk, const cycle_state& state
     // it: nodes past `want` feasible ones are neither feasible, failed nor examined.
     if (enough) continue;
     ++out.examined;
-    auto s = filter_node(fwk, state, pod, node, snap);
-    if (s.is_success()) {
-      out.feasible.push_back(idx);
-    } else if (s.get_code() == code::error) {
-      out.error = std::move(s);
-      return;
-    } else {
-      out.failed.emplace_back(idx, std::move(s));
-    }
+    if (!record(idx, filter_node(fwk, state, pod, node, snap))) return;
   }
 }
 
