@@ -562,12 +562,9 @@ TEST(PipelineTest, NodeDeletedMidRun) {
 
 // Adds `pods` copies of `tmpl` (p0, p1, ...), schedules them eight in flight over two workers, and
 // checks the placement invariants and how many were scheduled.
-void run_concurrently(pipeline_env& env, const pod_spec& tmpl, size_t pods, size_t want_scheduled) {
-  for (size_t i = 0; i < pods; ++i) {
-    auto p = tmpl;
-    p.name = "p" + std::to_string(i);
-    env.add_pod(make_pod(p));
-  }
+// Schedules what `env` holds eight in flight over two workers, until quiescent, and checks the
+// placement invariants.
+void schedule_eight_in_flight(pipeline_env& env) {
   scheduler_options opts;
   opts.skip_idle_backoff = true;
   opts.runtime.pipeline_depth = 8;
@@ -575,6 +572,16 @@ void run_concurrently(pipeline_env& env, const pod_spec& tmpl, size_t pods, size
   ASSERT_TRUE(env.start(opts));
   ASSERT_TRUE(env.wait_quiescent());
   env.expect_invariants();
+}
+
+void run_concurrently(pipeline_env& env, const pod_spec& tmpl, size_t pods, size_t want_scheduled) {
+  for (size_t i = 0; i < pods; ++i) {
+    auto p = tmpl;
+    p.name = "p" + std::to_string(i);
+    env.add_pod(make_pod(p));
+  }
+  schedule_eight_in_flight(env);
+  if (testing::Test::HasFatalFailure()) return;
   auto outs = env.outcomes();
   EXPECT_EQ(count_status(outs, "Scheduled"), want_scheduled);
   EXPECT_EQ(count_status(outs, "Unschedulable"), pods - want_scheduled);
@@ -631,13 +638,8 @@ TEST(PipelineTest, ConcurrentPreemptorsShareNoVictims) {
       preemptors.push_back(high.name);
       env.add_pod(make_pod(high));
     }
-    scheduler_options opts;
-    opts.skip_idle_backoff = true;
-    opts.runtime.pipeline_depth = 8;
-    opts.runtime.workers = 2;
-    ASSERT_TRUE(env.start(opts));
-    ASSERT_TRUE(env.wait_quiescent());
-    env.expect_invariants();
+    schedule_eight_in_flight(env);
+    ASSERT_FALSE(testing::Test::HasFatalFailure());
     auto outs = env.outcomes();
     for (auto& name : preemptors) EXPECT_EQ(outs[name].status, "Scheduled") << name << ": " << outs[name].message;
     std::map<std::string, int> evictions;  // victim uid -> Preempted events

@@ -85,6 +85,19 @@ INSTANTIATE_TEST_SUITE_P(Files, ShippedWorkloadTest, ::testing::ValuesIn(shipped
                          });
 
 // A workload added to bench/workloads/ without a row above would escape the size check.
+// unschedulable.yaml and preemption-async.yaml: op 2 creates a priority-10 pod in namespace-2
+// every 200 ms (churn, create mode), op 3 the measured pods in namespace-3.
+void expect_high_priority_pod_every_200ms(const workload& w) {
+  const workload_op& churn = w.ops[2];
+  ASSERT_EQ(churn.opcode, workload_opcode::churn);
+  EXPECT_FALSE(churn.churn_recreate);
+  EXPECT_EQ(churn.churn_interval_ms, 200u);
+  ASSERT_EQ(churn.churn_pods.size(), 1u);
+  EXPECT_EQ(churn.churn_pods[0]->compiled->ns, "namespace-2");
+  EXPECT_EQ(churn.churn_pods[0]->compiled->priority, 10);
+  EXPECT_EQ(w.ops[3].pods->compiled->ns, "namespace-3");
+}
+
 TEST(ShippedWorkloads, EveryFileIsInTheTable) {
   std::map<std::string, bool> listed;
   for (auto& c : shipped()) listed[c.file] = true;
@@ -122,14 +135,7 @@ TEST(ShippedWorkloads, NamespacesFollowSchedulerPerfOpIndex) {
   EXPECT_EQ(anti->ops[3].pods->compiled->ns, "sched-1");
   auto uns = load_workload(workloads_dir() + "/unschedulable.yaml");
   ASSERT_TRUE(uns) << uns.err().message;
-  const workload_op& churn = uns->ops[2];
-  ASSERT_EQ(churn.opcode, workload_opcode::churn);
-  EXPECT_FALSE(churn.churn_recreate);
-  EXPECT_EQ(churn.churn_interval_ms, 200u);
-  ASSERT_EQ(churn.churn_pods.size(), 1u);
-  EXPECT_EQ(churn.churn_pods[0]->compiled->ns, "namespace-2");
-  EXPECT_EQ(churn.churn_pods[0]->compiled->priority, 10);
-  EXPECT_EQ(uns->ops[3].pods->compiled->ns, "namespace-3");
+  expect_high_priority_pod_every_200ms(*uns);
   auto mixed = load_workload(workloads_dir() + "/scheduling-with-mixed-churn.yaml");
   ASSERT_TRUE(mixed) << mixed.err().message;
   EXPECT_TRUE(mixed->ops[1].churn_recreate);
@@ -203,14 +209,7 @@ TEST(ShippedWorkloads, DefaultSpreadingAndPreemptionAsyncKeepSchedulerPerfObject
   auto pa = load_workload(workloads_dir() + "/preemption-async.yaml");
   ASSERT_TRUE(pa) << pa.err().message;
   EXPECT_EQ(pa->ops[1].pods->compiled->priority, 0);
-  const workload_op& churn = pa->ops[2];
-  ASSERT_EQ(churn.opcode, workload_opcode::churn);
-  EXPECT_FALSE(churn.churn_recreate);
-  EXPECT_EQ(churn.churn_interval_ms, 200u);
-  ASSERT_EQ(churn.churn_pods.size(), 1u);
-  EXPECT_EQ(churn.churn_pods[0]->compiled->ns, "namespace-2");
-  EXPECT_EQ(churn.churn_pods[0]->compiled->priority, 10);
-  EXPECT_EQ(pa->ops[3].pods->compiled->ns, "namespace-3");
+  expect_high_priority_pod_every_200ms(*pa);
 
   auto sec = load_workload(workloads_dir() + "/scheduling-secrets.yaml");
   ASSERT_TRUE(sec) << sec.err().message;
