@@ -66,9 +66,10 @@ using bench_watcher_actor = caf::typed_actor<
   // Await these pods (namespace/name keys: an apiserver gives created pods uids of its own): progress
   // counts them.
   caf::reacts_to<wait_atom, std::vector<std::string>>,
-  // {bound in total, awaited, awaited and bound, nodes seen}. Given the previous progress (awaited
-  // and bound + nodes seen), the reply waits until it moved, everything awaited is bound, or 200 ms
-  // passed: callers wait on replies instead of sleeping.
+  // {bound in total, awaited, awaited and bound, nodes seen}. Given the node count the caller saw
+  // last (~0: answer at once), the reply waits until the node count moved, everything awaited is
+  // bound, or 200 ms passed: callers wait on replies instead of sleeping. A pod bound does not
+  // answer early: a caller woken per binding would take a core's share from the pipeline measured.
   caf::replies_to<stats_atom, uint64_t>::with<std::vector<uint64_t>>,
   caf::reacts_to<tick_atom>,
   caf::replies_to<list_atom>::with<bind_log_ptr>>;
@@ -109,7 +110,7 @@ void watcher_observe(watcher_self self, const cluster_change& ch) {
   }
   if (st.log->bound_at.emplace(np->key(), now_ns(st.origin)).second && st.awaited.count(np->key())) {
     st.awaited_bound++;
-    if (st.pending) st.pending->deliver(st.stats()), st.pending.reset();
+    if (st.pending && st.awaited_bound >= st.awaited.size()) st.pending->deliver(st.stats()), st.pending.reset();
   }
 }
 
@@ -129,7 +130,7 @@ bench_watcher_actor spawn_watcher(caf::actor_system& sys, bench_clock::time_poin
       [=](stats_atom, uint64_t seen) -> caf::result<std::vector<uint64_t>> {
         auto& st = self->state;
         bool all_bound = !st.awaited.empty() && st.awaited_bound >= st.awaited.size();
-        if (st.pending || st.awaited_bound + st.nodes != seen || all_bound) return st.stats();
+        if (st.pending || st.nodes != seen || all_bound) return st.stats();
         st.pending = self->make_response_promise<std::vector<uint64_t>>();
         self->delayed_send(self, std::chrono::milliseconds(200), tick_atom::value);
         return *st.pending;
@@ -460,17 +461,18 @@ private:
   // while the cache is still between the two).
   void wait_for_nodes(caf::scoped_actor& self) {
     for (auto st = watcher_stats(self, ~uint64_t{0}); st[3] < nodes_.size() && !died();
-         st = watcher_stats(self, st[2] + st[3])) {
+         st = watcher_stats(self, st[3])) {
     }
     for (size_t have = 0; have < nodes_.size() && !died();)
       self->request(cache_, caf::infinite, snap_atom::value).receive([&](const snapshot_ptr& s) { have = s->size(); },
                                                                      [&](caf::error&) { have = nodes_.size(); });
   }
 
-  // The watcher's counters; waits (at most 200 ms) for "awaited and bound" to move past `seen`.
-  std::vector<uint64_t> watcher_stats(caf::scoped_actor& self, uint64_t seen) {
+  // The watcher's counters; waits (at most 200 ms) for the node count to move past `seen_nodes` or
+  // for every awaited pod to be bound.
+  std::vector<uint64_t> watcher_stats(caf::scoped_actor& self, uint64_t seen_nodes) {
     std::vector<uint64_t> out{0, 0, 0, 0};
-    self->request(watcher_, caf::infinite, stats_atom::value, seen)
+    self->request(watcher_, caf::infinite, stats_atom::value, seen_nodes)
       .receive([&](std::vector<uint64_t>& v) { out = v; }, [&](caf::error&) {});
     return out;
   }
@@ -481,12 +483,12 @@ private:
     bool tty = isatty(STDERR_FILENO);
     auto last_change = bench_clock::now();
     auto last_print = bench_clock::now() - std::chrono::seconds(10);
-    uint64_t last_bound = 0, last_progress = ~uint64_t{0}, rate_bound = 0;
+    uint64_t last_bound = 0, last_nodes = ~uint64_t{0}, rate_bound = 0;
     auto rate_t = bench_clock::now();
     double rate = 0;
     for (;;) {
-      auto st = watcher_stats(self, last_progress);
-      last_progress = st[2] + st[3];
+      auto st = watcher_stats(self, last_nodes);
+      last_nodes = st[3];
       auto now = bench_clock::now();
       if (st[2] != last_bound) last_change = now, last_bound = st[2];
       double dt = std::chrono::duration<double>(now - rate_t).count();
