@@ -60,14 +60,53 @@ watcher_actor::behavior_type node_agent(agent_self self, cluster_actor cluster, 
   };
 }
 
+// Changes go out to the watchers in batches bounded by the cluster's own mailbox, never by a timer:
+// a handler's changes wait in `outbox` while more messages are queued (a burst of creates, binds and
+// kubelet reports), and leave in one route() once the mailbox is empty or `flush_at` changes wait.
+// Under load that is one batch per watcher for many operations instead of one per operation; idle,
+// every operation's changes leave at the end of its own handler, as before.
+//
+// An answer must not overtake the changes its operation made: a binder, or the driver waiting for
+// a preemption's deletions to reach the cache (cycle_driver's eviction waiters), relies on "the
+// watch event, then the reply". Replies to operations that changed something are therefore held in
+// `replies` and delivered right after the flush that sends those changes, in order; read-only
+// requests (stats, list) flush first.
 struct cluster_state {
   cluster_store store;
   std::unique_ptr<watch_fanout> watchers;
   std::unique_ptr<obs::actor_probe> probe;
+  std::vector<cluster_change_ptr> outbox;
+  std::vector<std::function<void()>> replies;
+  size_t flush_at = 256;
   static inline const char* name = "embedded_cluster";
 };
 
 using cluster_self = cluster_actor::stateful_pointer<cluster_state>;
+
+// Sends what the handlers since the last flush changed, then the replies held behind it.
+void flush(cluster_self self) {
+  auto& st = self->state;
+  if (!st.outbox.empty()) {
+    std::vector<cluster_change_ptr> out;
+    out.swap(st.outbox);
+    st.watchers->route(out);
+  }
+  if (st.replies.empty()) return;
+  std::vector<std::function<void()>> replies;
+  replies.swap(st.replies);
+  for (auto& r : replies) r();
+}
+
+// Every handler's scope: the actor probe, and at the end the flush when nothing else is queued.
+struct handler_scope {
+  cluster_self self;
+  obs::actor_probe::scope probe;
+  handler_scope(cluster_self s) : self(s), probe(s->state.probe->begin_handler(s)) {}
+  handler_scope(const handler_scope&) = delete;
+  ~handler_scope() {
+    if (self->mailbox().empty()) flush(self);
+  }
+};
 
 // A watcher went down: its watch ends and it gets nothing more. A core watcher's death is the
 // supervisor's to report; this says which watch ended and why.
@@ -85,59 +124,72 @@ void add_watcher(cluster_self self, watcher_actor w, std::vector<cluster_change_
   self->monitor(handle);
 }
 
-void route(cluster_self self, const std::vector<cluster_change_ptr>& changes) { self->state.watchers->route(changes); }
+void route(cluster_self self, const std::vector<cluster_change_ptr>& changes) {
+  auto& st = self->state;
+  st.outbox.insert(st.outbox.end(), changes.begin(), changes.end());
+  if (st.outbox.size() >= st.flush_at) flush(self);
+}
 
-// Routes an operation's changes and answers with its status.
-fw::status finish(cluster_self self, cluster_store::outcome out) {
+// Routes an operation's changes (an operation without a reply).
+void finish(cluster_self self, cluster_store::outcome out) { route(self, out.changes); }
+
+// Routes an operation's changes and answers with its status once they went out.
+caf::result<fw::status> answer(cluster_self self, cluster_store::outcome out) {
   route(self, out.changes);
-  return out.status;
+  auto& st = self->state;
+  if (st.outbox.empty() && st.replies.empty()) return out.status;
+  auto rp = self->make_response_promise<fw::status>();
+  st.replies.emplace_back([rp, s = std::move(out.status)]() mutable { rp.deliver(std::move(s)); });
+  return rp;
 }
 
 cluster_actor::behavior_type cluster_behavior(cluster_self self) {
-  auto begin = [self] { return self->state.probe->begin_handler(self); };
   auto* store = &self->state.store;
+  // Read-only requests send what is waiting first: their answer reflects changes already sent.
+  auto read = [self] { flush(self); };
   return {
     [=](watch_atom, watcher_actor w) {
-      auto probe_scope = begin();
+      handler_scope scope{self};
+      flush(self);  // the new watcher's initial list must not be followed by changes it already holds
       add_watcher(self, std::move(w), store->list());
     },
     [=](credit_atom, uint64_t n) {
-      auto probe_scope = begin();
+      handler_scope scope{self};
       self->state.watchers->credited(caf::actor_cast<caf::actor_addr>(self->current_sender()), n);
     },
-    [=](create_atom, node_info_ptr n) { auto probe_scope = begin(); finish(self, store->put_node(std::move(n))); },
-    [=](create_atom, pod_info_ptr p) { auto probe_scope = begin(); finish(self, store->create_pod(std::move(p))); },
-    [=](create_atom, cluster_objects_ptr o) { auto probe_scope = begin(); finish(self, store->set_objects(std::move(o))); },
+    [=](create_atom, node_info_ptr n) { handler_scope scope{self}; finish(self, store->put_node(std::move(n))); },
+    [=](create_atom, pod_info_ptr p) { handler_scope scope{self}; finish(self, store->create_pod(std::move(p))); },
+    [=](create_atom, cluster_objects_ptr o) { handler_scope scope{self}; finish(self, store->set_objects(std::move(o))); },
     [=](delpod_atom, const std::string& uid) {
-      auto probe_scope = begin();
-      return finish(self, store->delete_pod(uid));
+      handler_scope scope{self};
+      return answer(self, store->delete_pod(uid));
     },
     [=](evict_atom, const std::string& uid, const std::string& message) {
-      auto probe_scope = begin();
-      return finish(self, store->evict_pod(uid, message));
+      handler_scope scope{self};
+      return answer(self, store->evict_pod(uid, message));
     },
     [=](nominate_atom, const std::string& uid, const std::string& node) {
-      auto probe_scope = begin();
-      return finish(self, store->nominate(uid, node));
+      handler_scope scope{self};
+      return answer(self, store->nominate(uid, node));
     },
-    [=](delete_atom, const std::string& node) { auto probe_scope = begin(); finish(self, store->remove_node(node)); },
+    [=](delete_atom, const std::string& node) { handler_scope scope{self}; finish(self, store->remove_node(node)); },
     [=](bind_atom, const std::string& uid, const std::string& node) {
-      auto probe_scope = begin();
-      return finish(self, store->bind(uid, node));
+      handler_scope scope{self};
+      return answer(self, store->bind(uid, node));
     },
     [=](status_atom, const std::string& uid, const std::string& phase) {
-      auto probe_scope = begin();
+      handler_scope scope{self};
       finish(self, store->set_phase(uid, phase));
     },
-    [=](record_atom, const cluster_event_record& ev) { auto probe_scope = begin(); store->record_event(ev); },
+    [=](record_atom, const cluster_event_record& ev) { handler_scope scope{self}; store->record_event(ev); },
     [=](status_atom, const std::string& uid, const pod_condition& c) {
-      auto probe_scope = begin();
+      handler_scope scope{self};
       finish(self, store->set_condition(uid, c));
     },
-    [=](list_atom, const cluster_event_record&) { auto probe_scope = begin(); return store->events(); },
-    [=](stats_atom) { auto probe_scope = begin(); return store->stats(); },
-    [=](list_atom) { auto probe_scope = begin(); return store->pods(); },
-    [=](run_atom, const source_task& t) { auto probe_scope = begin(); t.fn(); },
+    [=](list_atom, const cluster_event_record&) { handler_scope scope{self}; read(); return store->events(); },
+    [=](stats_atom) { handler_scope scope{self}; read(); return store->stats(); },
+    [=](list_atom) { handler_scope scope{self}; read(); return store->pods(); },
+    [=](run_atom, const source_task& t) { handler_scope scope{self}; t.fn(); },
   };
 }
 
@@ -154,8 +206,9 @@ cluster_actor spawn_embedded_cluster(caf::actor_system& sys, const cluster_optio
     self->state.watchers = std::make_unique<watch_fanout>(
       fanout_options{window, batch, fold_after},
       [self](const watcher_actor& w, cluster_change_batch_ptr b) { self->send(w, event_atom::value, std::move(b)); });
+    self->state.flush_at = batch;
     self->set_down_handler([self](const caf::down_msg& dm) {
-      auto probe_scope = self->state.probe->begin_handler(self);
+      handler_scope scope{self};
       watcher_down(self, dm);
     });
     // The node agents (kubelets) are linked: they go down with their cluster. They watch from the

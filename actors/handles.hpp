@@ -31,8 +31,9 @@ using snapshot_cache_actor = caf::typed_actor<
   caf::reacts_to<tick_atom>>;
 
 using queue_actor = caf::typed_actor<
-  // A cluster change, forwarded by the cache after the cache applied it.
-  caf::reacts_to<event_atom, cluster_change_ptr>,
+  // Cluster changes, in order, forwarded by the cache after the cache applied them (the batch the
+  // cache received, as it is: one message per batch, not per change).
+  caf::reacts_to<event_atom, cluster_change_batch_ptr>,
   // Hand out up to n pods; the reply waits until at least one is available (backpressure).
   caf::replies_to<pop_atom, uint32_t>::with<std::vector<queued_pod_ptr>>,
   // The pod's binding succeeded: it leaves the queue.

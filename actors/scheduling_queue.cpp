@@ -187,7 +187,6 @@ void on_cluster_change(self_ptr self, const cluster_change& ch, const cluster_ch
   if (ch.type == t::synced) {
     self->state.synced = true;
     self->state.wiring->synced->store(true, std::memory_order_release);
-    serve_waiting(self);
     return;
   }
   if (ch.type == t::pod_add && ch.new_pod->node_name.empty()) q.add(ch.new_pod, now);
@@ -207,7 +206,6 @@ void on_cluster_change(self_ptr self, const cluster_change& ch, const cluster_ch
   fw::cluster_event ev;
   fw::event_objects objs;
   if (to_framework_event(ch, ev, objs)) q.on_event(ev, objs, keepalive, now);
-  serve_waiting(self);
 }
 
 // scheduler_queue_incoming_pods_total{queue, event}, its series resolved once per (queue, event).
@@ -235,9 +233,10 @@ queue_actor spawn_scheduling_queue(caf::actor_system& sys, std::vector<fw::frame
       [st_ptr](queue_location queue, std::string_view event) { observe_incoming(*st_ptr, queue, event); });
     self->delayed_send(self, until_next_window(*self->state.q), tick_atom::value);
     return {
-      [=](event_atom, const cluster_change_ptr& ch) {
+      [=](event_atom, const cluster_change_batch_ptr& batch) {
         auto probe_scope = self->state.probe->begin_handler(self);
-        on_cluster_change(self, *ch, ch);
+        for (auto& ch : batch->changes) on_cluster_change(self, *ch, ch);
+        serve_waiting(self);  // once per batch: pop replies carry whatever the batch made ready
       },
       [=](pop_atom, uint32_t n) -> caf::typed_response_promise<std::vector<queued_pod_ptr>> {
         auto probe_scope = self->state.probe->begin_handler(self);

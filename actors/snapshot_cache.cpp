@@ -149,10 +149,9 @@ snapshot_cache_actor spawn_snapshot_cache(caf::actor_system& sys, const cache_op
     return {
       [=](event_atom, const cluster_change_batch_ptr& batch) {
         auto probe_scope = self->state.probe->begin_handler(self);
-        for (auto& ch : batch->changes) {
-          apply(*self->state.cache, *ch);
-          self->send(self->state.wiring->queue, event_atom::value, ch);
-        }
+        for (auto& ch : batch->changes) apply(*self->state.cache, *ch);
+        // The queue gets the same immutable batch, after every change in it was applied.
+        self->send(self->state.wiring->queue, event_atom::value, batch);
         publish_size(self->state);
         // The batch is applied: the cluster may send more.
         self->state.credit.applied(self, *batch);

@@ -119,17 +119,19 @@ TEST_F(cache_actor_test, forget_releases_the_assumed_pod) {
 TEST_F(cache_actor_test, a_change_is_applied_then_forwarded_to_the_queue_then_acknowledged) {
   auto cache = start({make_node(node("n1"))});
   run();
-  size_t forwarded_before = log("queue").count<event_atom, cluster_change_ptr>();
+  size_t forwarded_before = 0;
+  for (auto& [atom, b] : log("queue").all<event_atom, cluster_change_batch_ptr>()) forwarded_before += b->changes.size();
   EXPECT_EQ(forwarded_before, 2u) << "the initial list (one node, then synced) reached the queue";
   auto ch = node_added(make_node(node("n2")));
-  send_as("cluster", cache, event_atom::value, batch({ch}));
+  auto sent = batch({ch});
+  send_as("cluster", cache, event_atom::value, sent);
   ASSERT_TRUE((step<event_atom, cluster_change_batch_ptr>(cache)));
   // Within that one handler the cache applied the change, sent it on to the queue, and answered.
   auto queue = caf::actor_cast<caf::actor>(wiring->queue);
   ASSERT_TRUE(has_pending(queue));
-  auto fwd = step<event_atom, cluster_change_ptr>(queue);
+  auto fwd = step<event_atom, cluster_change_batch_ptr>(queue);
   ASSERT_TRUE(fwd);
-  EXPECT_EQ(std::get<1>(*fwd), ch) << "the same immutable change object is forwarded";
+  EXPECT_EQ(std::get<1>(*fwd), sent) << "the same immutable batch is forwarded, in one message";
   auto snap = snapshot();
   ASSERT_TRUE(snap);
   EXPECT_NE(snap->find("n2"), nullptr) << "the queue never sees a change the snapshot does not show";

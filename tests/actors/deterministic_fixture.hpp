@@ -10,8 +10,8 @@
 //   TEST_F(queue_actor_test, pops_a_pod) {
 //     auto w = make_wiring();                          // a pipeline whose every handle is a recorder
 //     w->queue = track(spawn_scheduling_queue(sys, frameworks(), opts, w));   // the actor under test
-//     send(w->queue, event_atom::value, pod_added(p));  // enqueue only; nothing runs yet
-//     step<event_atom, cluster_change_ptr>(w->queue);  // runs exactly that message (fails on another)
+//     send(w->queue, event_atom::value, batch({pod_added(p)}));  // enqueue only; nothing runs yet
+//     step<event_atom, cluster_change_batch_ptr>(w->queue);  // runs exactly that message (fails on another)
 //     auto r = ask<queue_stats>(w->queue, stats_atom::value);  // send, run(), take the reply
 //     send_as(log("driver"), w->queue, pop_atom::value, 1u);   // a reply lands in a recorder's log
 //     run();                                            // every pending message, no timers

@@ -27,7 +27,7 @@ protected:
     wiring->queue = track(spawn_scheduling_queue(sys, frameworks(), opts, wiring));
     run();
     if (sync) {
-      send(wiring->queue, event_atom::value, synced());
+      send(wiring->queue, event_atom::value, batch({synced()}));
       run();
     }
     return wiring->queue;
@@ -61,10 +61,11 @@ protected:
 TEST_F(queue_actor_test, cluster_change_in_pop_reply_out) {
   auto q = start();
   auto p = make_pod(pod("web", "100m", "128Mi"));
-  send(q, event_atom::value, pod_added(p));
-  auto in = step<event_atom, cluster_change_ptr>(q);
+  send(q, event_atom::value, batch({pod_added(p)}));
+  auto in = step<event_atom, cluster_change_batch_ptr>(q);
   ASSERT_TRUE(in);
-  EXPECT_EQ(std::get<1>(*in)->new_pod, p);
+  ASSERT_EQ(std::get<1>(*in)->changes.size(), 1u);
+  EXPECT_EQ(std::get<1>(*in)->changes[0]->new_pod, p);
   EXPECT_EQ(stats().active, 1u);
   auto popped = pop_one(p);
   ASSERT_TRUE(popped);
@@ -80,7 +81,7 @@ TEST_F(queue_actor_test, pop_waits_until_a_pod_is_available) {
   run();
   EXPECT_EQ(log("driver").count<pods>(), 0u) << "an empty queue must hold the pop, not answer it";
   auto p = make_pod(pod("late", "100m", "128Mi"));
-  send(q, event_atom::value, pod_added(p));
+  send(q, event_atom::value, batch({pod_added(p)}));
   run();
   auto reply = log("driver").last<pods>();
   ASSERT_TRUE(reply);
@@ -91,11 +92,11 @@ TEST_F(queue_actor_test, pop_waits_until_a_pod_is_available) {
 TEST_F(queue_actor_test, nothing_is_handed_out_before_the_initial_list_arrived) {
   auto q = start(std::chrono::seconds(1), /*sync=*/false);
   send_as("driver", q, pop_atom::value, uint32_t{1});
-  send(q, event_atom::value, pod_added(make_pod(pod("early", "100m", "128Mi"))));
+  send(q, event_atom::value, batch({pod_added(make_pod(pod("early", "100m", "128Mi")))}));
   run();
   EXPECT_EQ(log("driver").count<pods>(), 0u);
   EXPECT_FALSE(wiring->synced->load());
-  send(q, event_atom::value, synced());
+  send(q, event_atom::value, batch({synced()}));
   run();
   EXPECT_EQ(log("driver").count<pods>(), 1u);
   EXPECT_TRUE(wiring->synced->load()) << "/readyz reads this flag";
@@ -104,7 +105,7 @@ TEST_F(queue_actor_test, nothing_is_handed_out_before_the_initial_list_arrived) 
 TEST_F(queue_actor_test, requeue_after_rejection_parks_the_pod_as_unschedulable) {
   auto q = start();
   auto p = make_pod(pod("big", "64", "1Gi"));
-  send(q, event_atom::value, pod_added(p));
+  send(q, event_atom::value, batch({pod_added(p)}));
   run();
   auto popped = pop_one(p);
   ASSERT_TRUE(popped);
@@ -122,7 +123,7 @@ TEST_F(queue_actor_test, requeue_after_rejection_parks_the_pod_as_unschedulable)
 TEST_F(queue_actor_test, requeue_after_error_backs_off_until_a_tick_flushes_it) {
   auto q = start(std::chrono::nanoseconds(0), true, false);
   auto p = make_pod(pod("flaky", "100m", "128Mi"));
-  send(q, event_atom::value, pod_added(p));
+  send(q, event_atom::value, batch({pod_added(p)}));
   run();
   auto popped = pop_one(p);
   ASSERT_TRUE(popped);
@@ -146,11 +147,11 @@ TEST_F(queue_actor_test, requeue_after_error_backs_off_until_a_tick_flushes_it) 
 TEST_F(queue_actor_test, a_waiting_pop_takes_a_rejected_pod_from_backoff_when_active_is_empty) {
   auto q = start();
   auto p = make_pod(pod("big", "6", "1Gi"));
-  send(q, event_atom::value, pod_added(p));
+  send(q, event_atom::value, batch({pod_added(p)}));
   run();
   auto popped = pop_one(p);
   ASSERT_TRUE(popped);
-  send(q, event_atom::value, node_added(make_node(node("n9", "8", "16Gi"))));
+  send(q, event_atom::value, batch({node_added(make_node(node("n9", "8", "16Gi")))}));
   run();
   send_as("driver", q, pop_atom::value, uint32_t{1});
   run();
@@ -167,7 +168,7 @@ TEST_F(queue_actor_test, a_waiting_pop_takes_a_rejected_pod_from_backoff_when_ac
 TEST_F(queue_actor_test, quiescence_reply_waits_for_the_pods_in_flight) {
   auto q = start();
   auto p = make_pod(pod("web", "100m", "128Mi"));
-  send(q, event_atom::value, pod_added(p));
+  send(q, event_atom::value, batch({pod_added(p)}));
   run();
   auto popped = pop_one(p);
   ASSERT_TRUE(popped);
