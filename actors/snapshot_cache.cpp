@@ -101,8 +101,10 @@ assume_reply assume(self_ptr self, const assume_request& req) {
     rep.message = "node \"" + req.node + "\" no longer exists";
     return rep;
   }
-  auto snap = c.current();
-  if (req.global && snap->generation() != req.snapshot_generation) {
+  // Published only when a check needs it: a publication per assume made every pod's first change to
+  // each 64-node chunk copy that chunk, since the new snapshot shared it.
+  if (req.global && c.snapshot_generation() != req.snapshot_generation) {
+    auto snap = c.current();
     // Cross-node constraints (affinity, spread) may be broken by any change anywhere since
     // the driver's snapshot. When only pods moved, and the log still holds every move, the
     // cycle's PreFilter state is brought up to date with AddPod/RemovePod (kube's
@@ -117,6 +119,7 @@ assume_reply assume(self_ptr self, const assume_request& req) {
     }
   } else if (node->generation != req.node_generation) {
     // The node changed after the driver evaluated it: re-run the node-local filters now.
+    auto snap = c.current();
     auto s = req.fwk->run_filter_with_nominated_pods(*req.state, *req.pod, *node, *snap);
     if (!s.is_success()) {
       rep.conflict = true;

@@ -91,6 +91,8 @@ public:
   // The current snapshot; cheap (a shared_ptr copy after the first call following a change).
   snapshot_ptr current();
   uint64_t generation() const { return generation_; }
+  // The generation current() would carry, without publishing (ghost nodes' changes do not move it).
+  uint64_t snapshot_generation() const { return snap_.generation(); }
   const node_info* node(const std::string& name) const { return snap_.find(name); }
 
 private:
