@@ -698,7 +698,12 @@ cluster_actor::behavior_type api_behavior(api_self self) {
     [=](status_atom, const std::string&, const std::string&) {
       // Pod phases come from the kubelets of a real cluster; nothing here reports them.
     },
+    [=](status_atom, const std::vector<std::string>&, const std::string&) {},
     [=](record_atom, const cluster_event_record& ev) { auto probe_scope = begin(); record_event(self, ev); },
+    [=](record_atom, const std::vector<cluster_event_record>& evs) {
+      auto probe_scope = begin();
+      for (auto& ev : evs) record_event(self, ev);
+    },
     [=](status_atom, const std::string& uid, const pod_condition& c) {
       auto probe_scope = begin();
       auto it = self->state.pods.find(uid);

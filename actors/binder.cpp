@@ -10,11 +10,26 @@ namespace {
 struct binder_state {
   std::shared_ptr<const pipeline> wiring;
   size_t in_flight = 0;
+  binding_reports reports;  // successes not yet reported (see binding_reports)
   std::unique_ptr<obs::actor_probe> probe;
   static inline const char* name = "binder";
 };
 
 using self_ptr = binder_actor::stateful_pointer<binder_state>;
+
+// Every handler's scope: the actor probe, and at the end the held reports go out when nothing else
+// is queued or enough are held.
+struct handler_scope {
+  self_ptr self;
+  obs::actor_probe::scope probe;
+  explicit handler_scope(self_ptr s) : self(s), probe(s->state.probe->begin_handler(s)) {}
+  handler_scope(const handler_scope&) = delete;
+  ~handler_scope() {
+    auto& r = self->state.reports;
+    if (!r.empty() && (r.done.size() >= binding_reports::limit || self->mailbox().empty()))
+      r.send(*self->state.wiring);
+  }
+};
 
 void bind_failed(self_ptr self, cycle_ctx& ctx, const fw::status& s) {
   // kube reports a failed binding cycle as "Binding rejected: <err>" (and as an error, it backs off).
@@ -31,7 +46,7 @@ binder_actor spawn_binder(caf::actor_system& sys, std::shared_ptr<const pipeline
     self->state.probe = make_probe(*wiring, "binder-" + std::to_string(index));
     return {
       [=](bind_atom, const cycle_ctx_ptr& ctx) {
-        auto probe_scope = self->state.probe->begin_handler(self);
+        handler_scope scope{self};
         auto& fwk = *ctx->fwk;
         auto s = fwk.run_pre_bind_pre_flight(ctx->state, *ctx->assumed, ctx->node);
         if (!s.is_success() && !s.is_skip()) return bind_failed(self, *ctx, s);
@@ -53,13 +68,11 @@ binder_actor spawn_binder(caf::actor_system& sys, std::shared_ptr<const pipeline
         self->state.in_flight++;
       },
       [=](result_atom, const cycle_ctx_ptr& ctx, const fw::status& s) {
-        auto probe_scope = self->state.probe->begin_handler(self);
+        handler_scope scope{self};
         self->state.in_flight--;
         if (!s.is_success()) return bind_failed(self, *ctx, s);
-        auto& p = *self->state.wiring;
-        self->send(p.cache, finished_atom::value, ctx->assumed->uid);
         ctx->fwk->run_post_bind(ctx->state, *ctx->assumed, ctx->node);  // a PostBind failure changes nothing
-        report_scheduled(self, p, *ctx);
+        report_scheduled(*self->state.wiring, *ctx, self->state.reports);
       },
     };
   });

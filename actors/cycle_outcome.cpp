@@ -49,7 +49,16 @@ void abort_reserved(caf::local_actor* self, const pipeline& p, cycle_ctx& ctx, c
   report_failure(self, p, std::move(r));
 }
 
-void report_scheduled(caf::local_actor*, const pipeline& p, const cycle_ctx& ctx) {
+void binding_reports::send(const pipeline& p) {
+  if (!finished.empty()) caf::anon_send(p.cache, finished_atom::value, std::move(finished));
+  if (!outcomes.empty()) caf::anon_send(p.recorder, record_atom::value, std::move(outcomes));
+  if (!done.empty()) caf::anon_send(p.queue, done_atom::value, std::move(done));
+  finished.clear();
+  outcomes.clear();
+  done.clear();
+}
+
+void report_scheduled(const pipeline& p, const cycle_ctx& ctx, binding_reports& out) {
   const auto& pod = *ctx.assumed;
   // kube's bindingCycle, after Bind: PodScheduled, PodSchedulingAttempts, PodSchedulingSLIDuration.
   p.series->attempt(pod.scheduler_name, attempt_result::scheduled, since(ctx.started));
@@ -68,8 +77,9 @@ void report_scheduled(caf::local_actor*, const pipeline& p, const cycle_ctx& ctx
   o.message = "Successfully assigned " + pod.ns + "/" + pod.name + " to " + ctx.node;
   o.attempts = ctx.queued->attempts;
   spdlog::debug("Successfully bound pod to node pod=\"{}/{}\" node=\"{}\"", pod.ns, pod.name, ctx.node);
-  caf::anon_send(p.recorder, record_atom::value, std::move(o));
-  caf::anon_send(p.queue, done_atom::value, pod.uid);
+  out.finished.push_back(pod.uid);
+  out.outcomes.push_back(std::move(o));
+  out.done.push_back(pod.uid);
 }
 
 }  // namespace kas

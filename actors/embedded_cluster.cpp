@@ -30,7 +30,8 @@ struct node_agent_state {
 
 using agent_self = watcher_actor::stateful_pointer<node_agent_state>;
 
-void agent_observe(agent_self self, const cluster_change& ch) {
+// Collects into `started` the pods this agent starts for `ch`.
+void agent_observe(agent_self self, const cluster_change& ch, std::vector<std::string>& started) {
   auto& st = self->state;
   if (ch.type == cluster_event_type::pod_delete) {
     if (ch.old_pod) st.running.erase(ch.old_pod->uid);
@@ -42,7 +43,7 @@ void agent_observe(agent_self self, const cluster_change& ch) {
   if (std::hash<std::string>{}(p->node_name) % st.shards != st.shard) return;
   if (p->phase == "Running" || p->phase == "Succeeded" || p->phase == "Failed") return;
   if (!st.running.insert(p->uid).second) return;
-  self->send(st.cluster, status_atom::value, p->uid, std::string("Running"));
+  started.push_back(p->uid);
 }
 
 watcher_actor::behavior_type node_agent(agent_self self, cluster_actor cluster, size_t shard, size_t shards,
@@ -54,7 +55,10 @@ watcher_actor::behavior_type node_agent(agent_self self, cluster_actor cluster, 
   return {
     [=](event_atom, const cluster_change_batch_ptr& batch) {
       auto probe_scope = self->state.probe->begin_handler(self);
-      for (auto& ch : batch->changes) agent_observe(self, *ch);
+      // One report for the pods a batch started, as a kubelet's status manager batches its writes.
+      std::vector<std::string> started;
+      for (auto& ch : batch->changes) agent_observe(self, *ch, started);
+      if (!started.empty()) self->send(self->state.cluster, status_atom::value, std::move(started), std::string("Running"));
       self->state.credit.applied(self, *batch);
     },
   };
@@ -181,7 +185,15 @@ cluster_actor::behavior_type cluster_behavior(cluster_self self) {
       handler_scope scope{self};
       finish(self, store->set_phase(uid, phase));
     },
+    [=](status_atom, const std::vector<std::string>& uids, const std::string& phase) {
+      handler_scope scope{self};
+      for (auto& uid : uids) finish(self, store->set_phase(uid, phase));
+    },
     [=](record_atom, const cluster_event_record& ev) { handler_scope scope{self}; store->record_event(ev); },
+    [=](record_atom, const std::vector<cluster_event_record>& evs) {
+      handler_scope scope{self};
+      for (auto& ev : evs) store->record_event(ev);
+    },
     [=](status_atom, const std::string& uid, const pod_condition& c) {
       handler_scope scope{self};
       finish(self, store->set_condition(uid, c));

@@ -53,8 +53,12 @@ using cluster_actor = caf::typed_actor<
   caf::replies_to<bind_atom, std::string, std::string>::with<fw::status>,
   // A node agent reports a pod's phase.
   caf::reacts_to<status_atom, std::string, std::string>,
+  // A node agent reports the same phase for several pods, in order.
+  caf::reacts_to<status_atom, std::vector<std::string>, std::string>,
   // Record an Event; the event correlator may fold it into a stored one (count, lastTimestamp).
   caf::reacts_to<record_atom, cluster_event_record>,
+  // Record several Events, in order (the event recorder's batch).
+  caf::reacts_to<record_atom, std::vector<cluster_event_record>>,
   // Counters.
   caf::replies_to<stats_atom>::with<cluster_stats>,
   // Every stored pod, in no particular order (read-only; tests check invariants on it).

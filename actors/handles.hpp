@@ -21,8 +21,8 @@ using snapshot_cache_actor = caf::typed_actor<
   caf::replies_to<assume_atom, assume_request>::with<assume_reply>,
   // Forget an assumed pod (its binding failed or was rejected).
   caf::reacts_to<forget_atom, std::string>,
-  // The binding of an assumed pod finished (starts its expiry clock, if any).
-  caf::reacts_to<finished_atom, std::string>,
+  // The bindings of these assumed pods finished (starts their expiry clocks, if any).
+  caf::reacts_to<finished_atom, std::vector<std::string>>,
   // The latest snapshot.
   caf::replies_to<snap_atom>::with<snapshot_ptr>,
   // A PostFilter's nomination (empty node: cleared), counted in every later snapshot at once.
@@ -36,8 +36,8 @@ using queue_actor = caf::typed_actor<
   caf::reacts_to<event_atom, cluster_change_batch_ptr>,
   // Hand out up to n pods; the reply waits until at least one is available (backpressure).
   caf::replies_to<pop_atom, uint32_t>::with<std::vector<queued_pod_ptr>>,
-  // The pod's binding succeeded: it leaves the queue.
-  caf::reacts_to<done_atom, std::string>,
+  // These pods' bindings succeeded: they leave the queue.
+  caf::reacts_to<done_atom, std::vector<std::string>>,
   // The pod's cycle failed: unschedulable pool or backoff.
   caf::reacts_to<requeue_atom, failure>,
   // Timer: flush backoffQ and old unschedulable pods.
@@ -74,6 +74,8 @@ using permit_actor = caf::typed_actor<
 using recorder_actor = caf::typed_actor<
   // A pod's (latest) outcome: Scheduled / Unschedulable / Error / Preempted.
   caf::reacts_to<record_atom, pod_outcome>,
+  // Several pods' outcomes, in order (a binder's successes since its mailbox was last empty).
+  caf::reacts_to<record_atom, std::vector<pod_outcome>>,
   // An --explain record for one scheduling attempt.
   caf::reacts_to<record_atom, explain_record>,
   // Every pod's latest outcome.

@@ -246,10 +246,12 @@ queue_actor spawn_scheduling_queue(caf::actor_system& sys, std::vector<fw::frame
         serve_waiting(self);
         return rp;
       },
-      [=](done_atom, const std::string& uid) {
+      [=](done_atom, const std::vector<std::string>& uids) {
         auto probe_scope = self->state.probe->begin_handler(self);
-        self->state.q->done(uid);
-        uncount(self->state, uid);
+        for (auto& uid : uids) {
+          self->state.q->done(uid);
+          uncount(self->state, uid);
+        }
         serve_waiting(self);
       },
       [=](requeue_atom, const failure& f) {

@@ -168,9 +168,10 @@ snapshot_cache_actor spawn_snapshot_cache(caf::actor_system& sys, const cache_op
         if (self->state.cache->is_assumed(uid)) log_if_error(self->state.cache->forget_pod(uid));
         publish_size(self->state);
       },
-      [=](finished_atom, const std::string& uid) {
+      [=](finished_atom, const std::vector<std::string>& uids) {
         auto probe_scope = self->state.probe->begin_handler(self);
-        self->state.cache->finish_binding(uid, scheduler_cache::clock::now());
+        auto now = scheduler_cache::clock::now();
+        for (auto& uid : uids) self->state.cache->finish_binding(uid, now);
       },
       [=](snap_atom) -> snapshot_ptr {
         auto probe_scope = self->state.probe->begin_handler(self);

@@ -175,7 +175,7 @@ TEST_F(queue_actor_test, quiescence_reply_waits_for_the_pods_in_flight) {
   send_as("app", q, done_atom::value);
   run();
   EXPECT_EQ(log("app").count<queue_stats>(), 0u) << "a pod is still in flight";
-  send(q, done_atom::value, p->uid);  // its binding succeeded
+  send(q, done_atom::value, std::vector<std::string>{p->uid});  // its binding succeeded
   run();
   auto reply = log("app").last<queue_stats>();
   ASSERT_TRUE(reply);
