@@ -219,15 +219,9 @@ snapshot_ptr with_recent_nominations(driver_state& st, const pod_cycle& pc) {
   auto newer = [&](const recent_nomination& r) { return r.after_request >= pc.snap_seq; };
   if (std::none_of(recent.begin(), recent.end(), newer)) return pc.snap;
   auto m = std::make_shared<snapshot::nominated_map>(pc.snap->nominated());
-  for (auto& r : recent) {
-    if (!newer(r)) continue;
-    for (auto it = m->begin(); it != m->end();) {
-      auto& v = it->second;
-      v.erase(std::remove_if(v.begin(), v.end(), [&](const pod_info_ptr& p) { return p->uid == r.pod->uid; }), v.end());
-      it = v.empty() ? m->erase(it) : std::next(it);
-    }
-    if (!r.node.empty()) (*m)[r.node].push_back(r.pod);
-  }
+  // The snapshot's map does not say where a pod is listed: every node is searched.
+  for (auto& r : recent)
+    if (newer(r)) renominate(*m, r.pod->uid, r.pod, r.node, nullptr);
   return std::make_shared<const snapshot>(pc.snap->with_nominated(std::move(m), pc.snap->generation()));
 }
 

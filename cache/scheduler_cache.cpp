@@ -258,20 +258,12 @@ void scheduler_cache::set_nomination(const std::string& uid, const pod_info_ptr&
   auto at = nominated_node_.find(uid);
   if (at == nominated_node_.end() && node.empty()) return;
   // Copy-on-write: a changed nominated map is a new map; snapshots already handed out keep theirs.
-  if (at != nominated_node_.end()) {
-    auto it = nominated_.find(at->second);
-    if (it != nominated_.end()) {
-      auto& v = it->second;
-      v.erase(std::remove_if(v.begin(), v.end(), [&](const pod_info_ptr& q) { return q->uid == uid; }), v.end());
-      if (v.empty()) nominated_.erase(it);
-    }
-  }
-  if (node.empty()) {
+  static const std::string none;
+  renominate(nominated_, uid, p, node, at != nominated_node_.end() ? &at->second : &none);
+  if (node.empty())
     nominated_node_.erase(uid);
-  } else {
-    nominated_[node].push_back(p);
+  else
     nominated_node_[uid] = node;
-  }
   snap_ = snap_.with_nominated(std::make_shared<const snapshot::nominated_map>(nominated_), ++generation_);
   published_.reset();
 }

@@ -135,6 +135,21 @@ snapshot snapshot::with_objects(cluster_objects_ptr objects, uint64_t generation
   return out;
 }
 
+void renominate(snapshot::nominated_map& m, const std::string& uid, const pod_info_ptr& p, const std::string& node,
+                const std::string* from) {
+  auto drop = [&](snapshot::nominated_map::iterator it) {
+    auto& v = it->second;
+    v.erase(std::remove_if(v.begin(), v.end(), [&](const pod_info_ptr& q) { return q->uid == uid; }), v.end());
+    return v.empty() ? m.erase(it) : std::next(it);
+  };
+  if (from) {
+    if (auto it = m.find(*from); it != m.end()) drop(it);
+  } else {
+    for (auto it = m.begin(); it != m.end();) it = drop(it);
+  }
+  if (!node.empty()) m[node].push_back(p);
+}
+
 snapshot snapshot::with_nominated(std::shared_ptr<const nominated_map> nominated, uint64_t generation) const {
   snapshot out = *this;
   out.nominated_ = nominated ? std::move(nominated) : std::make_shared<const nominated_map>();

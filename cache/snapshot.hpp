@@ -123,4 +123,9 @@ private:
 
 using snapshot_ptr = std::shared_ptr<const snapshot>;
 
+// Moves the pod `uid` to `node` in a nominated map, holding `p` there; an empty `node` removes it.
+// `from` is the node it is listed under now, when the caller knows it (null: any node).
+void renominate(snapshot::nominated_map& m, const std::string& uid, const pod_info_ptr& p, const std::string& node,
+                const std::string* from);
+
 }  // namespace kas
