@@ -19,7 +19,11 @@ const char* to_string(queue_location l) {
 }
 
 queue_state::queue_state(std::vector<fw::framework_ptr> frameworks, queue_options opts)
-  : frameworks_(std::move(frameworks)), opts_(opts), active_(active_less{this}), backoff_(backoff_less{this}) {
+  : frameworks_(std::move(frameworks)),
+    opts_(opts),
+    active_(active_less{this}),
+    backoff_(backoff_less{this}),
+    error_backoff_(backoff_less{this}) {
   for (auto& f : frameworks_) by_scheduler_.emplace(f->scheduler_name(), f.get());
 }
 
@@ -47,14 +51,27 @@ bool queue_state::backing_off(clock::time_point expiry, clock::time_point now) c
 }
 
 void queue_state::push_backoff(qpod p, clock::time_point expiry) {
-  location_[p->pod->uid] = queue_location::backoff;
-  backoff_.insert(backoff_entry{expiry, {std::move(p), insertion_seq_++}});
+  const std::string& uid = p->pod->uid;
+  location_[uid] = queue_location::backoff;
+  auto* heap = failed_with_error(*p) ? &error_backoff_ : &backoff_;
+  auto it = heap->insert(backoff_entry{expiry, {p, insertion_seq_++}}).first;
+  backoff_index_[uid] = {heap, it};
 }
 
-std::set<queue_state::backoff_entry, queue_state::backoff_less>::iterator queue_state::find_backoff(const std::string& uid) {
-  auto it = backoff_.begin();
-  while (it != backoff_.end() && it->pod.first->pod->uid != uid) ++it;
-  return it;
+std::optional<queue_state::backoff_entry> queue_state::erase_backoff(const std::string& uid) {
+  auto at = backoff_index_.find(uid);
+  if (at == backoff_index_.end()) return std::nullopt;
+  auto [heap, it] = at->second;
+  backoff_entry e = *it;
+  heap->erase(it);
+  backoff_index_.erase(at);
+  return e;
+}
+
+queue_state::backoff_set* queue_state::first_backoff() {
+  if (backoff_.empty()) return error_backoff_.empty() ? nullptr : &error_backoff_;
+  if (error_backoff_.empty()) return &backoff_;
+  return backoff_less{this}(*error_backoff_.begin(), *backoff_.begin()) ? &error_backoff_ : &backoff_;
 }
 
 const fw::framework* queue_state::framework_for(const pod_info& p) const {
@@ -132,13 +149,12 @@ void queue_state::update(const pod_info_ptr& old_p, const pod_info_ptr& new_p, c
       unschedulable_[uid] = q;
     }
   } else if (loc == queue_location::backoff) {
-    // Its priority may change, and backoffQ is ordered by it: out and back in.
-    auto it = find_backoff(uid);
-    if (it != backoff_.end()) {
-      auto e = *it;
-      backoff_.erase(it);
-      replace(e.pod.first);
-      backoff_.insert(std::move(e));
+    // Its priority may change, and backoffQ is ordered by it: out and back in (same heap: the
+    // update leaves the failure that chose it as it was).
+    if (auto e = erase_backoff(uid)) {
+      replace(e->pod.first);
+      auto* heap = failed_with_error(*e->pod.first) ? &error_backoff_ : &backoff_;
+      backoff_index_[uid] = {heap, heap->insert(std::move(*e)).first};
     }
   } else if (loc == queue_location::in_flight) {
     replace(in_flight_[uid].pod);
@@ -155,8 +171,7 @@ void queue_state::remove(const std::string& uid) {
   } else if (loc == queue_location::unschedulable) {
     unschedulable_.erase(uid);
   } else if (loc == queue_location::backoff) {
-    auto it = find_backoff(uid);
-    if (it != backoff_.end()) backoff_.erase(it);
+    erase_backoff(uid);
   } else if (loc == queue_location::in_flight) {
     // The cycle's owner reports done/failure later; forget the pod so it is not requeued.
     in_flight_.erase(uid);
@@ -189,23 +204,16 @@ queue_state::qpod queue_state::mark_in_flight(const qpod& q, clock::time_point n
   return copy;
 }
 
-// kube's popBackoff: the first pod of backoffQ that a plugin rejected (podErrorBackoffQ's pods wait).
+// kube's popBackoff: the first pod of podBackoffQ (podErrorBackoffQ's pods wait out their backoff).
 queue_state::qpod queue_state::take_from_backoff() {
-  if (!opts_.pop_from_backoff) return nullptr;
-  for (auto it = backoff_.begin(); it != backoff_.end(); ++it) {
-    if (failed_with_error(*it->pod.first)) continue;
-    auto q = it->pod.first;
-    backoff_.erase(it);
-    return q;
-  }
-  return nullptr;
+  if (!opts_.pop_from_backoff || backoff_.empty()) return nullptr;
+  auto q = backoff_.begin()->pod.first;
+  backoff_index_.erase(q->pod->uid);
+  backoff_.erase(backoff_.begin());
+  return q;
 }
 
-bool queue_state::can_pop() const {
-  if (!active_.empty()) return true;
-  if (!opts_.pop_from_backoff) return false;
-  return std::any_of(backoff_.begin(), backoff_.end(), [](const backoff_entry& e) { return !failed_with_error(*e.pod.first); });
-}
+bool queue_state::can_pop() const { return !active_.empty() || (opts_.pop_from_backoff && !backoff_.empty()); }
 
 void queue_state::done(const std::string& uid) {
   if (in_flight_.erase(uid)) {
@@ -311,9 +319,10 @@ void queue_state::move_to_active_or_backoff(qpod q, clock::time_point now, std::
 }
 
 void queue_state::flush(clock::time_point now) {
-  while (!backoff_.empty() && !backing_off(backoff_.begin()->expiry, now)) {
-    auto q = backoff_.begin()->pod.first;
-    backoff_.erase(backoff_.begin());
+  for (auto* heap = first_backoff(); heap && !backing_off(heap->begin()->expiry, now); heap = first_backoff()) {
+    auto q = heap->begin()->pod.first;
+    backoff_index_.erase(q->pod->uid);
+    heap->erase(heap->begin());
     push_active(q, "BackoffComplete");
   }
   std::vector<qpod> stale;
@@ -330,9 +339,10 @@ void queue_state::flush(clock::time_point now) {
 }
 
 void queue_state::flush_backoff_now(int max_attempts) {
-  while (!backoff_.empty()) {
-    auto q = backoff_.begin()->pod.first;
-    backoff_.erase(backoff_.begin());
+  for (auto* heap = first_backoff(); heap; heap = first_backoff()) {
+    auto q = heap->begin()->pod.first;
+    backoff_index_.erase(q->pod->uid);
+    heap->erase(heap->begin());
     if (q->attempts >= max_attempts) {
       unschedulable_[q->pod->uid] = q;
       location_[q->pod->uid] = queue_location::unschedulable;
@@ -344,8 +354,9 @@ void queue_state::flush_backoff_now(int max_attempts) {
 }
 
 std::optional<queue_state::clock::time_point> queue_state::next_backoff_expiry() const {
-  if (backoff_.empty()) return std::nullopt;
-  return backoff_.begin()->expiry;
+  const auto* heap = first_backoff();
+  if (!heap) return std::nullopt;
+  return heap->begin()->expiry;
 }
 
 bool queue_state::contains(const std::string& uid) const { return location_.count(uid) != 0; }

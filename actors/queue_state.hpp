@@ -97,7 +97,7 @@ public:
   clock::time_point align_to_window(clock::time_point t) const;
 
   size_t active_size() const { return active_.size(); }
-  size_t backoff_size() const { return backoff_.size(); }
+  size_t backoff_size() const { return backoff_.size() + error_backoff_.size(); }
   size_t unschedulable_size() const { return unschedulable_.size(); }
   size_t gated_size() const { return gated_.size(); }
   size_t in_flight_size() const { return in_flight_.size(); }
@@ -127,14 +127,20 @@ private:
     const queue_state* q;
     bool operator()(const backoff_entry& a, const backoff_entry& b) const;
   };
-  // Pods that failed with an Error (no plugin rejected them): kube's podErrorBackoffQ, never popped
-  // before their backoff completes.
+  using backoff_set = std::set<backoff_entry, backoff_less>;
+  // Pods that failed with an Error (no plugin rejected them) go to kube's podErrorBackoffQ, never
+  // popped before their backoff completes; the others to podBackoffQ.
   static bool failed_with_error(const fw::queued_pod_info& p) {
     return p.unschedulable_plugins.empty() && p.pending_plugins.empty();
   }
   bool backing_off(clock::time_point expiry, clock::time_point now) const;
   void push_backoff(qpod p, clock::time_point expiry);
-  std::set<backoff_entry, backoff_less>::iterator find_backoff(const std::string& uid);
+  // Takes the pod out of whichever backoff heap holds it (nullopt: neither).
+  std::optional<backoff_entry> erase_backoff(const std::string& uid);
+  // The heap whose first entry comes first in backoffQ's order (kube keeps one order over both
+  // heaps), or null when both are empty.
+  backoff_set* first_backoff();
+  const backoff_set* first_backoff() const { return const_cast<queue_state*>(this)->first_backoff(); }
   qpod take_from_backoff();
   qpod mark_in_flight(const qpod& q, clock::time_point now);
   struct in_flight_entry {
@@ -166,7 +172,9 @@ private:
   std::minstd_rand sample_rng_{0x5eed};
   std::set<active_entry, active_less> active_;
   std::unordered_map<std::string, active_entry> active_index_;
-  std::set<backoff_entry, backoff_less> backoff_;
+  backoff_set backoff_;        // podBackoffQ
+  backoff_set error_backoff_;  // podErrorBackoffQ
+  std::unordered_map<std::string, std::pair<backoff_set*, backoff_set::iterator>> backoff_index_;  // uid -> where
   std::unordered_map<std::string, qpod> unschedulable_;
   std::unordered_map<std::string, qpod> gated_;
   std::unordered_map<std::string, in_flight_entry> in_flight_;

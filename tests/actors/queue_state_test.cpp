@@ -325,6 +325,41 @@ TEST(QueueStateTest, EmptyActiveQPopsFromBackoffQ) {
   EXPECT_TRUE(off.pop(1, t0 + 10ms).empty());
 }
 
+// kube keeps Error pods in podErrorBackoffQ and rejected pods in podBackoffQ: pop never scans past
+// Error pods, while expiry, flush, removal and updates treat the two as one backoffQ.
+TEST(QueueStateTest, ErrorAndRejectedPodsBackOffInSeparateHeapsWithOneOrder) {
+  auto q = make_queue();
+  for (auto name : {"err1", "err2"}) {
+    q.add(make_pod(pod(name, "1", "1Gi")), t0);
+    fail(q, pop_one(q, name, t0), {}, true, t0);
+  }
+  rejected_into_backoff(q, "rej", 1, t0 + 2500ms);  // a later window than the Errors'
+  EXPECT_EQ(q.backoff_size(), 3u);
+  ASSERT_TRUE(q.next_backoff_expiry());
+  EXPECT_LT(*q.next_backoff_expiry(), t0 + 2500ms) << "the earliest expiry over both heaps";
+
+  ASSERT_TRUE(q.can_pop()) << "the rejected pod is poppable behind two Error pods";
+  auto popped = q.pop(3, t0 + 2600ms);
+  ASSERT_EQ(popped.size(), 1u);
+  EXPECT_EQ(popped[0]->pod->uid, "rej");
+  EXPECT_FALSE(q.can_pop());
+
+  // An update keeps an Error pod in its heap; removal finds it there.
+  auto raised = pod("err1", "1", "1Gi");
+  raised.priority = 7;
+  q.update(make_pod(pod("err1", "1", "1Gi")), make_pod(raised), t0 + 2600ms);
+  EXPECT_EQ(q.where("err1"), queue_location::backoff);
+  EXPECT_FALSE(q.can_pop()) << "still an Error pod: not popped before its backoff completes";
+  q.remove("err2");
+  EXPECT_EQ(q.where("err2"), queue_location::none);
+  EXPECT_EQ(q.backoff_size(), 1u);
+
+  // Its backoff over, the flush moves it to activeQ.
+  q.flush(t0 + std::chrono::seconds(30));
+  EXPECT_EQ(q.backoff_size(), 0u);
+  EXPECT_EQ(pop_names(q, 2, t0 + std::chrono::seconds(30)), (std::vector<std::string>{"err1"}));
+}
+
 TEST(QueueStateTest, PriorityUpdateInBackoffQReorders) {
   auto q = make_queue();
   rejected_into_backoff(q, "a", 1, t0);
