@@ -7,13 +7,17 @@
 namespace kas {
 
 long snapshot::index_of(std::string_view name) const {
-  const index_map& shard = *index_[shard_of(name)];
+  const index_map& shard = *(*index_)[shard_of(name)];
   auto it = shard.find(std::string(name));
   return it == shard.end() ? -1 : static_cast<long>(it->second);
 }
 
 snapshot::index_map& snapshot::mutable_index(std::string_view name) {
-  auto& shard = index_[shard_of(name)];
+  if (index_.use_count() != 1)
+    index_ = std::make_shared<index_shards_t>(*index_);
+  else
+    std::atomic_thread_fence(std::memory_order_acquire);  // as in set_node: the last other holder is done
+  auto& shard = const_cast<index_shards_t&>(*index_)[shard_of(name)];
   if (shard.use_count() != 1) shard = std::make_shared<index_map>(*shard);
   return const_cast<index_map&>(*shard);
 }
