@@ -184,18 +184,25 @@ status finish_scores(const framework& fwk, const cycle_state& state, const pod_i
 }
 
 size_t select_host(const std::vector<int64_t>& totals, std::mt19937_64& rng) {
-  size_t best = 0;
-  size_t ties = 1;
-  for (size_t i = 1; i < totals.size(); ++i) {
-    if (totals[i] > totals[best]) {
-      best = i;
+  // kube's reservoir sampling draws once per node tied with the running maximum, so each of the
+  // max-score nodes ends up selected with probability 1/ties. Counting the ties first and drawing
+  // once over that count gives the same uniform choice for one draw per pod instead of one per tie
+  // (in SchedulingBasic nearly every scored node ties).
+  if (totals.empty()) return 0;
+  int64_t best = totals[0];
+  size_t ties = 0;
+  for (int64_t t : totals) {
+    if (t > best) {
+      best = t;
       ties = 1;
-    } else if (totals[i] == totals[best]) {
-      ++ties;
-      if (std::uniform_int_distribution<size_t>(0, ties - 1)(rng) == 0) best = i;
+    } else {
+      ties += t == best;
     }
   }
-  return best;
+  size_t pick = ties > 1 ? std::uniform_int_distribution<size_t>(0, ties - 1)(rng) : 0;
+  for (size_t i = 0; i < totals.size(); ++i)
+    if (totals[i] == best && pick-- == 0) return i;
+  return 0;
 }
 
 namespace {

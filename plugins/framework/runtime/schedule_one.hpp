@@ -124,7 +124,8 @@ status score_step(const framework& fwk, const cycle_state& state, const pod_info
 status finish_scores(const framework& fwk, const cycle_state& state, const pod_info& pod, size_t nodes,
                      std::vector<std::vector<node_score>>& raw, std::vector<int64_t>& totals);
 
-// Step 8: kube's selectHost: the highest total, ties broken uniformly at random (reservoir sampling).
+// Step 8: kube's selectHost: the highest total, ties broken uniformly at random (kube samples a
+// reservoir; one draw over the number of ties gives the same distribution).
 size_t select_host(const std::vector<int64_t>& totals, std::mt19937_64& rng);
 
 // The whole algorithm over `snap` for `pod` with a fresh `state` (whose snapshot must be `snap`),
