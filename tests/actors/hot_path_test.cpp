@@ -203,7 +203,14 @@ TEST(HotPath, SelectorCounterAgreesWithAPlainCountThroughListChanges) {
         auto spec = pod("q" + std::to_string(step), "", "");
         spec.labels = {{"color", pick(rng, colors)}};
         auto p = std::make_shared<pod_info>(*make_pod(spec));
-        p->ns = pick(rng, namespaces);
+        // Half keep the namespace compile_pod interned ("default"), half move to another one by
+        // hand, which must reset the interned id: both kinds of key are checked below.
+        ASSERT_EQ(p->ns, "default");
+        ASSERT_EQ(p->ns_id, intern_namespace("default"));
+        if (chance(rng, 50)) {
+          p->ns = pick(rng, namespaces);
+          p->ns_id = 0;
+        }
         if (chance(rng, 10)) {
           auto proto = std::make_shared<k8s::core::Pod>(*p->pod);
           proto->mutable_metadata()->mutable_deletion_timestamp()->set_seconds(1);
