@@ -374,6 +374,73 @@ status framework::normalize_and_weigh(const cycle_state& state, const pod_info& 
   return status::ok();
 }
 
+namespace {
+
+// The first score of row[0..n) outside [min_node_score, max_node_score], or null. Checked over the
+// row's minimum and maximum first, which the compiler vectorizes, since a bad score is rare.
+const int64_t* invalid_score(const int64_t* row, size_t n) {
+  int64_t lo = min_node_score, hi = max_node_score;
+  for (size_t k = 0; k < n; ++k) {
+    lo = std::min(lo, row[k]);
+    hi = std::max(hi, row[k]);
+  }
+  if (lo >= min_node_score && hi <= max_node_score) return nullptr;
+  for (size_t k = 0; k < n; ++k)
+    if (row[k] < min_node_score || row[k] > max_node_score) return row + k;
+  return nullptr;
+}
+
+}  // namespace
+
+status framework::score_and_weigh(const cycle_state& state, const pod_info& pod,
+                                  const std::vector<const node_info*>& nodes, const node_hot* const* hot,
+                                  std::vector<int64_t>& totals) const {
+  const size_t n = nodes.size();
+  if (score_.empty()) {
+    totals.assign(n, 1);
+    return status::ok();
+  }
+  // Every plugin scores before any normalizes, as score_nodes then normalize_and_weigh do, so the
+  // first failure reported is the same: rows[i * n ..] is plugin i's row.
+  thread_local std::vector<int64_t> rows;
+  rows.assign(score_.size() * n, 0);
+  for (size_t i = 0; i < score_.size(); ++i) {
+    if (state.skip_score(i)) continue;
+    auto* p = score_[i];
+    int64_t* row = rows.data() + i * n;
+    status s;
+    if (state.record_plugin_metrics && plugin_metrics_ && n > 0) {
+      // Timed as in score_nodes: the whole pass, reported as n calls of the mean duration.
+      auto start = std::chrono::steady_clock::now();
+      if (!hot || !p->score_hot(state, pod, hot, n, row)) s = p->score_nodes(state, pod, nodes.data(), n, row);
+      plugin_metrics_->observe(metric_point::score, p->name(), s.get_code(),
+                               (std::chrono::steady_clock::now() - start) / n, static_cast<uint32_t>(n));
+    } else if (!hot || !p->score_hot(state, pod, hot, n, row)) {
+      s = p->score_nodes(state, pod, nodes.data(), n, row);
+    }
+    if (!s.is_success()) return s.with_plugin(p->name());
+  }
+  totals.assign(n, 0);
+  for (size_t i = 0; i < score_.size(); ++i) {
+    if (state.skip_score(i)) continue;
+    auto* p = score_[i];
+    int64_t* row = rows.data() + i * n;
+    if (p->has_normalize()) {
+      auto s = call(state.record_plugin_metrics, metric_point::score_normalize, p,
+                    [&] { return p->normalize_row(state, pod, nodes.data(), n, row); });
+      if (!s.is_success()) return s.with_plugin(p->name());
+    }
+    if (const int64_t* bad = invalid_score(row, n))
+      return status::error("plugin \"" + std::string(p->name()) + "\" returns an invalid score " +
+                           std::to_string(*bad) + ", it should in the range of [0, 100] after normalizing")
+        .with_plugin(p->name());
+    const int64_t w = weights_[i];
+    int64_t* t = totals.data();
+    for (size_t k = 0; k < n; ++k) t[k] += row[k] * w;
+  }
+  return status::ok();
+}
+
 status framework::run_reserve(cycle_state& state, const pod_info& pod, const std::string& node) const {
   for (auto* p : reserve_) {
     auto s = call(state.record_plugin_metrics, metric_point::reserve, p, [&] { return p->reserve(state, pod, node); });

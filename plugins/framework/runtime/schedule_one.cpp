@@ -269,11 +269,12 @@ schedule_result schedule_one(const framework& fwk, cycle_state& state, const pod
   out.result = pre_score_step(fwk, state, pod, feasible);
   out.pre_score_ns = since(clock);
   if (!out.result.is_success()) return out;
-  // Per plugin, per node (NormalizeScore's shape); reused across pods on this thread.
-  thread_local std::vector<std::vector<node_score>> raw;
+  // score_step then finish_scores, fused over plain rows: the whole pod is scored on this thread,
+  // so nothing needs NormalizeScore's node_score lists (reused across pods on this thread).
   thread_local std::vector<int64_t> totals;
-  out.result = score_step(fwk, state, pod, feasible, raw, hot.data());
-  if (out.result.is_success()) out.result = finish_scores(fwk, state, pod, feasible.size(), raw, totals);
+  out.result = fwk.score_and_weigh(state, pod, feasible, hot.data(), totals);
+  // As score_step and finish_scores report it: an Error with the plugin's message.
+  if (!out.result.is_success()) out.result = status::error(out.result.message());
   out.score_ns = since(clock);
   if (!out.result.is_success()) return out;
   size_t best = select_host(totals, rng);
