@@ -51,6 +51,14 @@ void hot_allocatable_and_requested(const std::vector<resource_spec>& resources, 
                                    const std::vector<int64_t>& pod_requests, bool non_zero,
                                    resource_values& requested, resource_values& allocatable);
 
+// least_allocated_score / most_allocated_score (`most`) of n nodes straight from their node_hot
+// records, for hot_resources_only() resources: one call per pod, with the per-resource choices
+// made once instead of per node, and no per-node resource_values. The same integer operations in
+// the same order, so the same scores. False (more than eight resources) leaves it to the caller.
+bool hot_allocated_scores(bool most, const std::vector<resource_spec>& resources,
+                          const std::vector<int64_t>& pod_requests, const node_hot* const* hot, size_t n,
+                          int64_t* out);
+
 void allocatable_and_requested(const node_info& node, const resource_spec& resource, int64_t pod_request,
                                int64_t& allocatable, int64_t& requested);
 
