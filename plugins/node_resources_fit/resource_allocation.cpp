@@ -82,6 +82,18 @@ void hot_allocatable_and_requested(const std::vector<resource_spec>& resources, 
 
 namespace {
 
+// least_requested and most_requested with score_div.
+inline int64_t hot_least_requested(int64_t requested, int64_t capacity) {
+  if (capacity == 0 || requested > capacity) return 0;
+  return score_div((capacity - requested) * fw::max_node_score, capacity);
+}
+
+inline int64_t hot_most_requested(int64_t requested, int64_t capacity) {
+  if (capacity == 0) return 0;
+  if (requested > capacity) requested = capacity;
+  return score_div(requested * fw::max_node_score, capacity);
+}
+
 // The per-node loop of hot_allocated_scores, for K resources (0: k at run time).
 template <size_t K, bool Most>
 void hot_allocated_loop(size_t k, const bool* cpu, const int64_t* weight, const int64_t* pod_request,
@@ -100,7 +112,7 @@ void hot_allocated_loop(size_t k, const bool* cpu, const int64_t* weight, const 
       const int64_t capacity = cpu[j] ? h.alloc_cpu : h.alloc_mem;
       if (capacity == 0) continue;
       const int64_t requested = (cpu[j] ? h.nz_cpu : h.nz_mem) + pod_request[j];
-      node_score += (Most ? most_requested(requested, capacity) : least_requested(requested, capacity)) * weight[j];
+      node_score += (Most ? hot_most_requested(requested, capacity) : hot_least_requested(requested, capacity)) * weight[j];
       weight_sum += weight[j];
     }
     if (weight_sum == 0)
