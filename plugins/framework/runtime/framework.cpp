@@ -402,8 +402,9 @@ status framework::score_and_weigh(const cycle_state& state, const pod_info& pod,
   }
   // Every plugin scores before any normalizes, as score_nodes then normalize_and_weigh do, so the
   // first failure reported is the same: rows[i * n ..] is plugin i's row.
+  // Not zeroed: a plugin that scores writes its whole row, and a skipped plugin's row is not read.
   thread_local std::vector<int64_t> rows;
-  rows.assign(score_.size() * n, 0);
+  rows.resize(score_.size() * n);
   for (size_t i = 0; i < score_.size(); ++i) {
     if (state.skip_score(i)) continue;
     auto* p = score_[i];
