@@ -168,8 +168,17 @@ bool node_resources_balanced_allocation::score_hot(const fw::cycle_state& state,
     const bool cpu0 = args_.resources[0].kind == resource_kind::cpu;
     const bool cpu1 = args_.resources[1].kind == resource_kind::cpu;
     const int64_t pod0 = s->pod_requests[0], pod1 = s->pod_requests[1];
+    // As in hot_allocated_scores: a node equal to the previous one in the fields read scores the
+    // same, without the divisions.
+    const node_hot* prev = nullptr;
     for (size_t i = 0; i < n; ++i) {
       const node_hot& h = *hot[i];
+      if (prev && h.alloc_cpu == prev->alloc_cpu && h.alloc_mem == prev->alloc_mem && h.req_cpu == prev->req_cpu &&
+          h.req_mem == prev->req_mem) {
+        out[i] = out[i - 1];
+        continue;
+      }
+      prev = &h;
       const int64_t a0 = cpu0 ? h.alloc_cpu : h.alloc_mem, a1 = cpu1 ? h.alloc_cpu : h.alloc_mem;
       const int64_t r0 = (cpu0 ? h.req_cpu : h.req_mem) + pod0, r1 = (cpu1 ? h.req_cpu : h.req_mem) + pod1;
       double std_dev = 0;

@@ -376,15 +376,18 @@ status framework::normalize_and_weigh(const cycle_state& state, const pod_info& 
 
 namespace {
 
-// The first score of row[0..n) outside [min_node_score, max_node_score], or null. Checked over the
-// row's minimum and maximum first, which the compiler vectorizes, since a bad score is rare.
+// The first score of row[0..n) outside [min_node_score, max_node_score], or null. A bad score is
+// rare, so the whole row is checked first with operations SSE2 vectorizes (it has no 64-bit
+// compare): v is in [0, 100] iff its sign bit is clear and that of v - 101 is set.
 const int64_t* invalid_score(const int64_t* row, size_t n) {
-  int64_t lo = min_node_score, hi = max_node_score;
+  static_assert(min_node_score == 0, "the sign-bit check assumes scores start at 0");
+  uint64_t any_negative = 0, all_below = ~uint64_t{0};
   for (size_t k = 0; k < n; ++k) {
-    lo = std::min(lo, row[k]);
-    hi = std::max(hi, row[k]);
+    const auto v = static_cast<uint64_t>(row[k]);
+    any_negative |= v;
+    all_below &= v - static_cast<uint64_t>(max_node_score + 1);
   }
-  if (lo >= min_node_score && hi <= max_node_score) return nullptr;
+  if ((any_negative >> 63) == 0 && (all_below >> 63) == 1) return nullptr;
   for (size_t k = 0; k < n; ++k)
     if (row[k] < min_node_score || row[k] > max_node_score) return row + k;
   return nullptr;
