@@ -168,17 +168,13 @@ bool node_resources_balanced_allocation::score_hot(const fw::cycle_state& state,
     const bool cpu0 = args_.resources[0].kind == resource_kind::cpu;
     const bool cpu1 = args_.resources[1].kind == resource_kind::cpu;
     const int64_t pod0 = s->pod_requests[0], pod1 = s->pod_requests[1];
-    // As in hot_allocated_scores: a node equal to the previous one in the fields read scores the
-    // same, without the divisions.
-    const node_hot* prev = nullptr;
+    recent_hot_scores recent;  // as in hot_allocated_scores
     for (size_t i = 0; i < n; ++i) {
       const node_hot& h = *hot[i];
-      if (prev && h.alloc_cpu == prev->alloc_cpu && h.alloc_mem == prev->alloc_mem && h.req_cpu == prev->req_cpu &&
-          h.req_mem == prev->req_mem) {
-        out[i] = out[i - 1];
+      if (const int64_t* known = recent.find(h.alloc_cpu, h.alloc_mem, h.req_cpu, h.req_mem)) {
+        out[i] = *known;
         continue;
       }
-      prev = &h;
       const int64_t a0 = cpu0 ? h.alloc_cpu : h.alloc_mem, a1 = cpu1 ? h.alloc_cpu : h.alloc_mem;
       const int64_t r0 = (cpu0 ? h.req_cpu : h.req_mem) + pod0, r1 = (cpu1 ? h.req_cpu : h.req_mem) + pod1;
       double std_dev = 0;
@@ -190,6 +186,7 @@ bool node_resources_balanced_allocation::score_hot(const fw::cycle_state& state,
         std_dev = std::abs((f0 - f1) / 2);
       }
       out[i] = static_cast<int64_t>((1 - std_dev) * static_cast<double>(fw::max_node_score));
+      recent.add(h.alloc_cpu, h.alloc_mem, h.req_cpu, h.req_mem, out[i]);
     }
     return true;
   }

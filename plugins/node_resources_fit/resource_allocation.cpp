@@ -105,18 +105,13 @@ void hot_allocated_loop(size_t k, const bool* cpu, const int64_t* weight, const 
   // two is a shift: the score is non-negative, where the two agree.
   int shift = -1;
   if (full_weight > 0 && (full_weight & (full_weight - 1)) == 0) shift = __builtin_ctzll(static_cast<uint64_t>(full_weight));
-  // The score is a function of four fields of the record: a node equal to the previous one in
-  // them (a node pool's nodes with the same pods' requests, which in a large cluster is most of
-  // them) gets the previous node's score without its divisions.
-  const node_hot* prev = nullptr;
+  recent_hot_scores recent;
   for (size_t i = 0; i < n; ++i) {
     const node_hot& h = *hot[i];
-    if (prev && h.alloc_cpu == prev->alloc_cpu && h.alloc_mem == prev->alloc_mem && h.nz_cpu == prev->nz_cpu &&
-        h.nz_mem == prev->nz_mem) {
-      out[i] = out[i - 1];
+    if (const int64_t* known = recent.find(h.alloc_cpu, h.alloc_mem, h.nz_cpu, h.nz_mem)) {
+      out[i] = *known;
       continue;
     }
-    prev = &h;
     int64_t node_score = 0, weight_sum = 0;
     for (size_t j = 0; j < m; ++j) {
       const int64_t capacity = cpu[j] ? h.alloc_cpu : h.alloc_mem;
@@ -131,6 +126,7 @@ void hot_allocated_loop(size_t k, const bool* cpu, const int64_t* weight, const 
       out[i] = node_score >> shift;
     else
       out[i] = node_score / weight_sum;
+    recent.add(h.alloc_cpu, h.alloc_mem, h.nz_cpu, h.nz_mem, out[i]);
   }
 }
 

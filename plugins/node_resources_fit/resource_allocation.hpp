@@ -65,6 +65,33 @@ inline int64_t score_div(int64_t num, int64_t den) {
   return q;
 }
 
+// The last few distinct inputs of a hot score and their scores, for one pod's pass over the
+// nodes. A score from node_hot is a function of four fields (allocatable and requested cpu and
+// memory); a node pool's nodes differ in them only by the pods placed, so a handful of entries
+// answers most nodes without the divisions, exactly (equal inputs, equal score).
+class recent_hot_scores {
+public:
+  // The score recorded for these inputs, or null.
+  const int64_t* find(int64_t a, int64_t b, int64_t c, int64_t d) const {
+    for (size_t e = 0; e < used_; ++e)
+      if (keys_[e][0] == a && keys_[e][1] == b && keys_[e][2] == c && keys_[e][3] == d) return &scores_[e];
+    return nullptr;
+  }
+  void add(int64_t a, int64_t b, int64_t c, int64_t d, int64_t score) {
+    size_t e = next_;
+    next_ = (next_ + 1) % entries;
+    if (used_ < entries) ++used_;
+    keys_[e][0] = a, keys_[e][1] = b, keys_[e][2] = c, keys_[e][3] = d;
+    scores_[e] = score;
+  }
+
+private:
+  static constexpr size_t entries = 4;
+  int64_t keys_[entries][4];
+  int64_t scores_[entries];
+  size_t used_ = 0, next_ = 0;
+};
+
 // least_allocated_score / most_allocated_score (`most`) of n nodes straight from their node_hot
 // records, for hot_resources_only() resources: one call per pod, with the per-resource choices
 // made once instead of per node, and no per-node resource_values. The same integer operations in
