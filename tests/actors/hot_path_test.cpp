@@ -166,6 +166,51 @@ TEST(HotPath, FilterAndScoreAgreeWithTheFullPlugins) {
   }
 }
 
+// The hot scan walks chunk-sized runs of records from the round-robin start: over several chunks,
+// from any start, over any range of the candidates and with any number wanted, it must examine
+// and find what the full Filters do, in the same order.
+TEST(HotPath, FilterRunsAcrossChunksFromAnyStart) {
+  auto fwk = default_framework();
+  std::mt19937_64 rng(77);
+  auto snap = std::make_shared<snapshot>();
+  const int nodes = 3 * static_cast<int>(snapshot::chunk_size) + 17;
+  for (int i = 0; i < nodes; ++i) snap->add_node(random_node(rng, i), static_cast<uint64_t>(i + 1));
+  size_t compared = 0;
+  for (int round = 0; round < 200; ++round) {
+    SCOPED_TRACE("round " + std::to_string(round));
+    auto p = std::make_shared<pod_info>(*random_pod(rng, round));
+    p->node_name.clear();  // every node a candidate
+    pod_info_ptr pod = p;
+    fw::cycle_state state;
+    state.set_snapshot(snap);
+    fw::pre_filter_result pr;
+    fw::schedule_result res;
+    if (!fw::pre_filter_step(*fwk, state, *pod, *snap, pr, res).is_success()) continue;
+    fw::hot_filter hf;
+    if (!fwk->hot_filter_for(state, *pod, hf)) continue;
+    const size_t start = std::uniform_int_distribution<size_t>(0, 2 * nodes)(rng);
+    fw::node_to_status absent;
+    fw::candidate_nodes all(*snap, pr, start, absent);
+    ASSERT_TRUE(all.all_nodes());
+    const size_t begin = std::uniform_int_distribution<size_t>(0, all.size() / 2)(rng);
+    const size_t end = std::uniform_int_distribution<size_t>(begin, all.size())(rng);
+    const size_t want = std::uniform_int_distribution<size_t>(0, 150)(rng);
+    fw::filtered_nodes hot, full;
+    fw::find_nodes_that_pass_filters(*fwk, state, *pod, *snap, all, begin, end, want, false, hot);
+    state.record_plugin_metrics = true;  // sampled cycles take the full path
+    fw::find_nodes_that_pass_filters(*fwk, state, *pod, *snap, all, begin, end, want, false, full);
+    ASSERT_EQ(hot.examined, full.examined);
+    ASSERT_EQ(hot.feasible, full.feasible);
+    ASSERT_EQ(hot.failed.size(), full.failed.size());
+    for (size_t k = 0; k < hot.failed.size(); ++k) {
+      EXPECT_EQ(hot.failed[k].first, full.failed[k].first);
+      EXPECT_EQ(reasons_of(hot.failed[k].second), reasons_of(full.failed[k].second));
+    }
+    ++compared;
+  }
+  EXPECT_GT(compared, 100u);
+}
+
 TEST(HotPath, SnapshotRecordsFollowEveryCacheChange) {
   std::mt19937_64 rng(99);
   scheduler_cache c;

@@ -114,6 +114,31 @@ void find_nodes_that_pass_filters(const framework& fwk, const cycle_state& state
     }
     return true;
   };
+  if (use_hot && candidates.all_nodes()) {
+    // Every node from the round-robin start: the candidates are runs of consecutive snapshot
+    // indexes, and each run's records lie contiguous in one chunk, so the scan walks them with a
+    // pointer instead of looking each node's chunk up.
+    size_t i = begin;
+    while (i < end) {
+      const uint32_t first = candidates[i];
+      const size_t run = std::min(end - i, snap.hot_run(first));
+      const node_hot* h = &snap.hot(first);
+      // The next run's chunk is its own allocation: fetch its first records while this one is scanned.
+      if (i + run < end) __builtin_prefetch(&snap.hot(candidates[i + run]));
+      for (size_t r = 0; r < run; ++r) {
+        if (want && out.feasible.size() >= want) return;
+        const uint32_t idx = first + static_cast<uint32_t>(r);
+        ++out.examined;
+        if (hot.passes(h[r])) {
+          out.feasible.push_back(idx);
+        } else if (!record(idx, filter_node(fwk, state, pod, snap.node(idx), snap))) {
+          return;
+        }
+      }
+      i += run;
+    }
+    return;
+  }
   if (use_hot) {
     for (size_t i = begin; i < end; ++i) {
       if (want && out.feasible.size() >= want) break;

@@ -66,6 +66,9 @@ public:
   uint32_t operator[](size_t i) const {
     return all_ ? static_cast<uint32_t>(first_ + i < n_ ? first_ + i : first_ + i - n_) : order_[i];
   }
+  // Every node, in snapshot order from the start index: candidate i + 1 is node (*this)[i] + 1
+  // until the index wraps to 0.
+  bool all_nodes() const { return all_; }
   // kube's numFeasibleNodesToFind over these candidates.
   size_t want(const framework& fwk) const;
 
