@@ -310,8 +310,11 @@ TEST(Score, NormalizeOnlyWhereDeclaredWeightsMultiplyRangeIsChecked) {
     a.normalize_fn = [](std::vector<fw::node_score>& v) {
       for (auto& s : v) s.score = 100 - s.score;
     };
+    a.scores = {{"n1", r.a_raw[0]}, {"n2", r.a_raw[1]}};
     h.add(a);
-    h.add(spec("B"));
+    auto b = spec("B");
+    b.scores = {{"n1", r.b_raw[0]}, {"n2", r.b_raw[1]}};
+    h.add(b);
     h.profile.score = {"A", "B"};
     h.profile.score_weights = {{"A", 3}};
     auto f = h.build();
@@ -332,6 +335,17 @@ TEST(Score, NormalizeOnlyWhereDeclaredWeightsMultiplyRangeIsChecked) {
       EXPECT_EQ(totals, r.want_totals);
     }
     EXPECT_EQ(h.calls("normalize"), r.want_normalized);
+
+    // schedule_one's fused path over plain rows: the same totals, the same first failure.
+    auto n1 = test::named_node("n1"), n2 = test::named_node("n2");
+    std::vector<int64_t> fused;
+    auto fs = f->score_and_weigh(st, *test::test_pod(), {&n1, &n2}, nullptr, fused);
+    EXPECT_EQ(fs.get_code(), r.want_code);
+    EXPECT_EQ(std::string(fs.plugin()), r.want_plugin);
+    EXPECT_EQ(fs.message(), r.want_message);
+    if (r.want_code == fw::code::success) {
+      EXPECT_EQ(fused, r.want_totals);
+    }
   }
 }
 

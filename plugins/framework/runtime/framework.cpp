@@ -376,21 +376,31 @@ status framework::normalize_and_weigh(const cycle_state& state, const pod_info& 
 
 namespace {
 
-// The first score of row[0..n) outside [min_node_score, max_node_score], or null. A bad score is
-// rare, so the whole row is checked first with operations SSE2 vectorizes (it has no 64-bit
-// compare): v is in [0, 100] iff its sign bit is clear and that of v - 101 is set.
-const int64_t* invalid_score(const int64_t* row, size_t n) {
+// totals[k] += row[k] * weight over a row, and whether every score is within [min_node_score,
+// max_node_score]; one pass (the totals do not matter when a score is out of range: that is an
+// Error). SSE2 has neither a 64-bit compare nor a 64-bit multiply: v is in [0, 100] iff its sign
+// bit is clear and that of v - 101 is set, which vectorizes, and the usual weight 1 adds without
+// multiplying.
+bool weigh_row(const int64_t* row, size_t n, int64_t weight, int64_t* totals) {
   static_assert(min_node_score == 0, "the sign-bit check assumes scores start at 0");
   uint64_t any_negative = 0, all_below = ~uint64_t{0};
-  for (size_t k = 0; k < n; ++k) {
-    const auto v = static_cast<uint64_t>(row[k]);
-    any_negative |= v;
-    all_below &= v - static_cast<uint64_t>(max_node_score + 1);
+  constexpr auto above = static_cast<uint64_t>(max_node_score + 1);
+  if (weight == 1) {
+    for (size_t k = 0; k < n; ++k) {
+      const auto v = static_cast<uint64_t>(row[k]);
+      any_negative |= v;
+      all_below &= v - above;
+      totals[k] += row[k];
+    }
+  } else {
+    for (size_t k = 0; k < n; ++k) {
+      const auto v = static_cast<uint64_t>(row[k]);
+      any_negative |= v;
+      all_below &= v - above;
+      totals[k] += row[k] * weight;
+    }
   }
-  if ((any_negative >> 63) == 0 && (all_below >> 63) == 1) return nullptr;
-  for (size_t k = 0; k < n; ++k)
-    if (row[k] < min_node_score || row[k] > max_node_score) return row + k;
-  return nullptr;
+  return (any_negative >> 63) == 0 && (all_below >> 63) == 1;
 }
 
 }  // namespace
@@ -434,13 +444,12 @@ status framework::score_and_weigh(const cycle_state& state, const pod_info& pod,
                     [&] { return p->normalize_row(state, pod, nodes.data(), n, row); });
       if (!s.is_success()) return s.with_plugin(p->name());
     }
-    if (const int64_t* bad = invalid_score(row, n))
+    if (!weigh_row(row, n, weights_[i], totals.data())) {
+      const int64_t* bad = std::find_if(row, row + n, [](int64_t v) { return v < min_node_score || v > max_node_score; });
       return status::error("plugin \"" + std::string(p->name()) + "\" returns an invalid score " +
                            std::to_string(*bad) + ", it should in the range of [0, 100] after normalizing")
         .with_plugin(p->name());
-    const int64_t w = weights_[i];
-    int64_t* t = totals.data();
-    for (size_t k = 0; k < n; ++k) t[k] += row[k] * w;
+    }
   }
   return status::ok();
 }
