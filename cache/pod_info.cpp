@@ -439,6 +439,7 @@ result<pod_info_ptr> compile_pod(std::shared_ptr<const k8s::core::Pod> pod) {
   const auto& meta = pod->metadata();
   const auto& spec = pod->spec();
   info->ns = meta.namespace_().empty() ? "default" : meta.namespace_();
+  info->ns_id = intern_namespace(info->ns);
   info->name = meta.name();
   info->uid = meta.uid().empty() ? info->ns + "/" + info->name : meta.uid();
   info->node_name = spec.node_name();

@@ -96,6 +96,11 @@ struct pod_info {
   std::shared_ptr<const k8s::core::Pod> pod;  // the API object, as decoded
 
   std::string ns;
+  // intern_namespace(ns), set by compile_pod: a pod is counted on its node (pod_list keys) every
+  // time it is placed, and interning there took a lock and a string copy each time. 0 in a
+  // pod_info built by hand, where it is interned when needed; whoever changes `ns` of a compiled
+  // pod resets it.
+  uint32_t ns_id = 0;
   std::string name;
   std::string uid;  // metadata.uid, or "<ns>/<name>" when the manifest has none
   std::string node_name;  // authoritative (the raw object may predate the binding)

@@ -31,7 +31,8 @@ struct pod_key {
 };
 
 inline pod_key pod_key_of(const pod_info& p) {
-  return {p.labels.identity(), intern_namespace(p.ns), p.pod && p.pod->metadata().has_deletion_timestamp()};
+  return {p.labels.identity(), p.ns_id ? p.ns_id : intern_namespace(p.ns),
+          p.pod && p.pod->metadata().has_deletion_timestamp()};
 }
 
 class pod_list {

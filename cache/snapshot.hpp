@@ -4,6 +4,7 @@
 // Structural sharing: nodes live in fixed-size chunks of shared_ptr<const node_info>. Replacing one
 // node copies that node and its chunk of pointers (64 pointers), never the whole node list, so a
 // snapshot per pod costs O(chunk), and old snapshots stay valid for readers still using them.
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <functional>
@@ -74,6 +75,9 @@ public:
   const node_info_ptr& node_ptr(size_t i) const { return chunks_[i / chunk_size]->at(i % chunk_size); }
   // The hot facts of node(i), for loops over many nodes (see node_hot.hpp).
   const node_hot& hot(size_t i) const { return chunks_[i / chunk_size]->hot[i % chunk_size]; }
+  // How many nodes from i on have their records contiguous with hot(i) (the rest of its chunk):
+  // (&hot(i))[0 .. hot_run(i)) are the records of nodes i, i + 1, ...
+  size_t hot_run(size_t i) const { return std::min(chunk_size - i % chunk_size, size_ - i); }
   // Index of a node by name, or -1.
   long index_of(std::string_view name) const;
   const node_info* find(std::string_view name) const {

@@ -216,6 +216,19 @@ public:
   virtual status normalize_score(const cycle_state&, const pod_info&, std::vector<node_score>&) const {
     return status::ok();
   }
+  // NormalizeScore over a plain row (scores[i] is nodes[i]'s), exactly as normalize_score over
+  // the same nodes' node_score entries. The default builds those entries (normalize_score may read
+  // the names) and copies the scores back; a plugin whose normalization ignores names overrides it,
+  // so a pod scored on one thread never builds the per-node list.
+  virtual status normalize_row(const cycle_state& state, const pod_info& pod, const node_info* const* nodes,
+                               size_t n, int64_t* scores) const {
+    thread_local std::vector<node_score> entries;
+    entries.resize(n);
+    for (size_t i = 0; i < n; ++i) entries[i] = {nodes[i]->name, scores[i]};
+    auto s = normalize_score(state, pod, entries);
+    for (size_t i = 0; i < n; ++i) scores[i] = entries[i].score;
+    return s;
+  }
 };
 
 class reserve_plugin : public virtual plugin {

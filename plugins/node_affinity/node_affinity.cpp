@@ -216,6 +216,12 @@ fw::status node_affinity::normalize_score(const fw::cycle_state&, const pod_info
   return fw::status::ok();
 }
 
+fw::status node_affinity::normalize_row(const fw::cycle_state&, const pod_info&, const node_info* const*, size_t n,
+                                 int64_t* scores) const {
+  helper::default_normalize_score(fw::max_node_score, false, scores, n);
+  return fw::status::ok();
+}
+
 std::vector<fw::cluster_event_with_hint> node_affinity::events_to_register() const {
   // Copies the added selector into the hint so the hint does not depend on this plugin's lifetime.
   auto added = args_.added_required;

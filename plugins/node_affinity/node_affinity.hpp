@@ -53,6 +53,8 @@ public:
   bool has_normalize() const override { return true; }
   fw::status normalize_score(const fw::cycle_state& state, const pod_info& pod,
                              std::vector<fw::node_score>& scores) const override;
+  fw::status normalize_row(const fw::cycle_state& state, const pod_info& pod, const node_info* const* nodes, size_t n,
+                           int64_t* scores) const override;
   std::vector<fw::cluster_event_with_hint> events_to_register() const override;
   bool sign_pod(const pod_info& pod, std::string& out) const override;
 

@@ -162,6 +162,34 @@ bool node_resources_balanced_allocation::score_hot(const fw::cycle_state& state,
   const auto* s = state.read_as<pre_score_state>(pre_score_key);
   const size_t k = args_.resources.size();
   if (!s || !hot_resources_only(args_.resources)) return false;
+  if (k == 2) {
+    // The default resources (cpu and memory): balanced_resource_score's steps for two fractions,
+    // inlined per node, the same floating point operations in the same order.
+    const bool cpu0 = args_.resources[0].kind == resource_kind::cpu;
+    const bool cpu1 = args_.resources[1].kind == resource_kind::cpu;
+    const int64_t pod0 = s->pod_requests[0], pod1 = s->pod_requests[1];
+    recent_hot_scores recent;  // as in hot_allocated_scores
+    for (size_t i = 0; i < n; ++i) {
+      const node_hot& h = *hot[i];
+      if (const int64_t* known = recent.find(h.alloc_cpu, h.alloc_mem, h.req_cpu, h.req_mem)) {
+        out[i] = *known;
+        continue;
+      }
+      const int64_t a0 = cpu0 ? h.alloc_cpu : h.alloc_mem, a1 = cpu1 ? h.alloc_cpu : h.alloc_mem;
+      const int64_t r0 = (cpu0 ? h.req_cpu : h.req_mem) + pod0, r1 = (cpu1 ? h.req_cpu : h.req_mem) + pod1;
+      double std_dev = 0;
+      if (a0 != 0 && a1 != 0) {
+        double f0 = static_cast<double>(r0) / static_cast<double>(a0);
+        double f1 = static_cast<double>(r1) / static_cast<double>(a1);
+        f0 = f0 > 1 ? 1.0 : f0;
+        f1 = f1 > 1 ? 1.0 : f1;
+        std_dev = std::abs((f0 - f1) / 2);
+      }
+      out[i] = static_cast<int64_t>((1 - std_dev) * static_cast<double>(fw::max_node_score));
+      recent.add(h.alloc_cpu, h.alloc_mem, h.req_cpu, h.req_mem, out[i]);
+    }
+    return true;
+  }
   resource_values requested(k), allocatable(k);
   for (size_t i = 0; i < n; ++i) {
     hot_allocatable_and_requested(args_.resources, *hot[i], s->pod_requests, false, requested, allocatable);

@@ -222,6 +222,10 @@ bool node_resources_fit::score_hot(const fw::cycle_state& state, const pod_info&
   const auto* s = state.read_as<pre_score_state>(pre_score_key);
   const size_t k = args_.resources.size();
   if (!s || k == 0 || !hot_resources_only(args_.resources)) return false;
+  if (args_.type != scoring_strategy_type::requested_to_capacity_ratio &&
+      hot_allocated_scores(args_.type == scoring_strategy_type::most_allocated, args_.resources, s->pod_requests,
+                           hot, n, out))
+    return true;
   resource_values requested(k), allocatable(k);
   for (size_t i = 0; i < n; ++i) {
     hot_allocatable_and_requested(args_.resources, *hot[i], s->pod_requests, true, requested, allocatable);

@@ -80,6 +80,82 @@ void hot_allocatable_and_requested(const std::vector<resource_spec>& resources, 
   }
 }
 
+namespace {
+
+// least_requested and most_requested with score_div.
+inline int64_t hot_least_requested(int64_t requested, int64_t capacity) {
+  if (capacity == 0 || requested > capacity) return 0;
+  return score_div((capacity - requested) * fw::max_node_score, capacity);
+}
+
+inline int64_t hot_most_requested(int64_t requested, int64_t capacity) {
+  if (capacity == 0) return 0;
+  if (requested > capacity) requested = capacity;
+  return score_div(requested * fw::max_node_score, capacity);
+}
+
+// The per-node loop of hot_allocated_scores, for K resources (0: k at run time).
+template <size_t K, bool Most>
+void hot_allocated_loop(size_t k, const bool* cpu, const int64_t* weight, const int64_t* pod_request,
+                        const node_hot* const* hot, size_t n, int64_t* out) {
+  const size_t m = K ? K : k;
+  int64_t full_weight = 0;
+  for (size_t j = 0; j < m; ++j) full_weight += weight[j];
+  // node_score / weight_sum with the usual weight sum (no resource at allocatable 0) a power of
+  // two is a shift: the score is non-negative, where the two agree.
+  int shift = -1;
+  if (full_weight > 0 && (full_weight & (full_weight - 1)) == 0) shift = __builtin_ctzll(static_cast<uint64_t>(full_weight));
+  recent_hot_scores recent;
+  for (size_t i = 0; i < n; ++i) {
+    const node_hot& h = *hot[i];
+    if (const int64_t* known = recent.find(h.alloc_cpu, h.alloc_mem, h.nz_cpu, h.nz_mem)) {
+      out[i] = *known;
+      continue;
+    }
+    int64_t node_score = 0, weight_sum = 0;
+    for (size_t j = 0; j < m; ++j) {
+      const int64_t capacity = cpu[j] ? h.alloc_cpu : h.alloc_mem;
+      if (capacity == 0) continue;
+      const int64_t requested = (cpu[j] ? h.nz_cpu : h.nz_mem) + pod_request[j];
+      node_score += (Most ? hot_most_requested(requested, capacity) : hot_least_requested(requested, capacity)) * weight[j];
+      weight_sum += weight[j];
+    }
+    if (weight_sum == 0)
+      out[i] = 0;
+    else if (weight_sum == full_weight && shift >= 0 && node_score >= 0)
+      out[i] = node_score >> shift;
+    else
+      out[i] = node_score / weight_sum;
+    recent.add(h.alloc_cpu, h.alloc_mem, h.nz_cpu, h.nz_mem, out[i]);
+  }
+}
+
+}  // namespace
+
+bool hot_allocated_scores(bool most, const std::vector<resource_spec>& resources,
+                          const std::vector<int64_t>& pod_requests, const node_hot* const* hot, size_t n,
+                          int64_t* out) {
+  constexpr size_t max_k = 8;
+  const size_t k = resources.size();
+  if (k == 0 || k > max_k || pod_requests.size() != k) return false;
+  bool cpu[max_k];
+  int64_t weight[max_k], request[max_k];
+  for (size_t j = 0; j < k; ++j) {
+    cpu[j] = resources[j].kind == resource_kind::cpu;
+    weight[j] = resources[j].weight;
+    request[j] = pod_requests[j];
+  }
+  // The default resources (cpu and memory) get a loop the compiler unrolls.
+  if (k == 2) {
+    if (most) hot_allocated_loop<2, true>(k, cpu, weight, request, hot, n, out);
+    else hot_allocated_loop<2, false>(k, cpu, weight, request, hot, n, out);
+  } else {
+    if (most) hot_allocated_loop<0, true>(k, cpu, weight, request, hot, n, out);
+    else hot_allocated_loop<0, false>(k, cpu, weight, request, hot, n, out);
+  }
+  return true;
+}
+
 void allocatable_and_requested(const node_info& node, const resource_spec& resource, int64_t pod_request,
                                int64_t& allocatable, int64_t& requested) {
   allocatable = requested = 0;

@@ -121,6 +121,12 @@ fw::status taint_toleration::normalize_score(const fw::cycle_state&, const pod_i
   return fw::status::ok();
 }
 
+fw::status taint_toleration::normalize_row(const fw::cycle_state&, const pod_info&, const node_info* const*, size_t n,
+                                 int64_t* scores) const {
+  helper::default_normalize_score(fw::max_node_score, true, scores, n);
+  return fw::status::ok();
+}
+
 std::vector<fw::cluster_event_with_hint> taint_toleration::events_to_register() const {
   // QueueingHints on (kube's default): Node Add|UpdateNodeTaint and Pod UpdatePodToleration.
   auto node_hint = [](const pod_info& pod, const fw::event_objects& o) {

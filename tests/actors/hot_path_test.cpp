@@ -1,7 +1,8 @@
 // The node_hot path (cache/node_hot.hpp) against the plugins it stands in for: on random clusters
 // and pods, the hot Filter must find exactly the feasible nodes and failure statuses the full
-// Filters find, and hot Score rows must equal score_nodes' rows, plugin by plugin. The snapshot's
-// hot records must stay equal to hot_of(node) through every kind of cache change.
+// Filters find, hot Score rows must equal score_nodes' rows, plugin by plugin, and schedule_one's
+// fused totals (score_and_weigh) those of score_step + finish_scores. The snapshot's hot records
+// must stay equal to hot_of(node) through every kind of cache change.
 #include <gtest/gtest.h>
 
 #include <random>
@@ -38,7 +39,7 @@ std::string reasons_of(const fw::status& s) {
 bool chance(std::mt19937_64& rng, int percent) { return std::uniform_int_distribution<int>(0, 99)(rng) < percent; }
 
 std::shared_ptr<node_info> random_node(std::mt19937_64& rng, int i) {
-  auto spec = node("n" + std::to_string(i), pick(rng, std::vector<std::string>{"1", "2", "4", "8"}),
+  auto spec = node("n" + std::to_string(i), pick(rng, std::vector<std::string>{"0", "1", "2", "4", "8"}),
                    pick(rng, std::vector<std::string>{"1Gi", "4Gi", "16Gi"}), pick(rng, std::vector<std::string>{"2", "4", "110"}));
   if (chance(rng, 20)) spec.taints.push_back({"dedicated", "gpu", pick(rng, std::vector<std::string>{"NoSchedule", "PreferNoSchedule", "NoExecute"})});
   auto n = make_node(spec)->clone();
@@ -65,61 +66,149 @@ pod_info_ptr random_pod(std::mt19937_64& rng, int i) {
   return p;
 }
 
+// The default profile with NodeResourcesFit and NodeResourcesBalancedAllocation configured by
+// `fit` and `balanced` (YAML args; empty: the defaults), so the hot kernels' other strategies,
+// weights and resource orders are compared too.
+fw::framework_ptr framework_with(const std::string& fit, const std::string& balanced) {
+  auto profile = default_profile();
+  if (!fit.empty()) profile.plugin_args["NodeResourcesFit"] = YAML::Load(fit);
+  if (!balanced.empty()) profile.plugin_args["NodeResourcesBalancedAllocation"] = YAML::Load(balanced);
+  auto f = fw::framework::build(profile, fw::in_tree_registry(), fw::handle{}, "profiles[0]");
+  EXPECT_TRUE(f.ok()) << (f.ok() ? "" : f.err().message);
+  return *f;
+}
+
 TEST(HotPath, FilterAndScoreAgreeWithTheFullPlugins) {
+  const std::vector<std::pair<std::string, std::string>> configs = {
+    {"", ""},
+    {"scoringStrategy: {type: MostAllocated, resources: [{name: cpu, weight: 1}, {name: memory, weight: 3}]}",
+     "resources: [{name: memory, weight: 1}, {name: cpu, weight: 1}]"},
+    {"scoringStrategy: {type: LeastAllocated, resources: [{name: memory, weight: 2}, {name: cpu, weight: 2}]}",
+     "resources: [{name: cpu, weight: 1}]"},
+    {"scoringStrategy: {type: LeastAllocated, resources: [{name: cpu, weight: 5}]}", ""},
+    {"scoringStrategy: {type: LeastAllocated, resources: [{name: memory, weight: 1}, {name: cpu, weight: 2}]}", ""},
+  };
+  for (auto& [fit, balanced] : configs) {
+    SCOPED_TRACE("NodeResourcesFit args: " + fit + "; balanced: " + balanced);
+    auto fwk = framework_with(fit, balanced);
+    std::mt19937_64 rng(2026);
+    size_t hot_filtered = 0, hot_scored = 0;
+    for (int round = 0; round < 300; ++round) {
+      SCOPED_TRACE("round " + std::to_string(round));
+      auto snap = std::make_shared<snapshot>();
+      // A third of the nodes copy the previous one's resources and pods (a node pool), which the
+      // hot kernels score without recomputing: those scores are compared too.
+      std::shared_ptr<node_info> last;
+      for (int i = 0; i < 40; ++i) {
+        auto n = random_node(rng, i);
+        if (last && chance(rng, 33)) {
+          n = last->clone();
+          n->name = "n" + std::to_string(i);
+        }
+        snap->add_node(n, static_cast<uint64_t>(i + 1));
+        last = n;
+      }
+      auto pod = random_pod(rng, round);
+      fw::cycle_state state;
+      state.set_snapshot(snap);
+      fw::pre_filter_result pr;
+      fw::schedule_result res;
+      if (!fw::pre_filter_step(*fwk, state, *pod, *snap, pr, res).is_success()) continue;
+      fw::node_to_status absent;
+      fw::candidate_nodes all(*snap, pr, 0, absent);
+      fw::filtered_nodes hot, full;
+      fw::hot_filter hf;
+      hot_filtered += fwk->hot_filter_for(state, *pod, hf);
+      fw::find_nodes_that_pass_filters(*fwk, state, *pod, *snap, all, 0, all.size(), 0, false, hot);
+      state.record_plugin_metrics = true;  // sampled cycles take the full path
+      fw::find_nodes_that_pass_filters(*fwk, state, *pod, *snap, all, 0, all.size(), 0, false, full);
+      state.record_plugin_metrics = false;
+      ASSERT_EQ(hot.feasible, full.feasible);
+      ASSERT_EQ(hot.failed.size(), full.failed.size());
+      for (size_t k = 0; k < hot.failed.size(); ++k) {
+        EXPECT_EQ(hot.failed[k].first, full.failed[k].first);
+        EXPECT_EQ(hot.failed[k].second.get_code(), full.failed[k].second.get_code());
+        EXPECT_EQ(reasons_of(hot.failed[k].second), reasons_of(full.failed[k].second));
+      }
+      if (hot.feasible.size() < 2) continue;
+      std::vector<const node_info*> nodes;
+      std::vector<const node_hot*> hots;
+      for (auto idx : hot.feasible) {
+        nodes.push_back(&snap->node(idx));
+        hots.push_back(&snap->hot(idx));
+        ASSERT_TRUE(snap->hot(idx) == hot_of(snap->node(idx)));
+      }
+      ASSERT_TRUE(fw::pre_score_step(*fwk, state, *pod, nodes).is_success());
+      std::vector<std::vector<fw::node_score>> with_hot, without;
+      ASSERT_TRUE(fw::score_step(*fwk, state, *pod, nodes, with_hot, hots.data()).is_success());
+      ASSERT_TRUE(fw::score_step(*fwk, state, *pod, nodes, without).is_success());
+      ASSERT_EQ(with_hot.size(), without.size());
+      for (size_t p = 0; p < with_hot.size(); ++p) {
+        if (state.skip_score(p)) continue;
+        for (size_t k = 0; k < nodes.size(); ++k) {
+          EXPECT_EQ(with_hot[p][k].score, without[p][k].score) << fwk->score_plugin_name(p) << " on " << nodes[k]->name;
+          EXPECT_EQ(with_hot[p][k].name, without[p][k].name);
+        }
+      }
+      // schedule_one's fused scoring over plain rows, with and without the hot records, against
+      // score_step + finish_scores over node_score lists (the fan-out's path).
+      std::vector<int64_t> want, fused_hot, fused;
+      ASSERT_TRUE(fw::finish_scores(*fwk, state, *pod, nodes.size(), without, want).is_success());
+      ASSERT_TRUE(fwk->score_and_weigh(state, *pod, nodes, hots.data(), fused_hot).is_success());
+      ASSERT_TRUE(fwk->score_and_weigh(state, *pod, nodes, nullptr, fused).is_success());
+      EXPECT_EQ(fused_hot, want);
+      EXPECT_EQ(fused, want);
+      ++hot_scored;
+    }
+    // The cases must exercise the hot path, not only its fallbacks.
+    EXPECT_GT(hot_filtered, 100u);
+    EXPECT_GT(hot_scored, 100u);
+  }
+}
+
+// The hot scan walks chunk-sized runs of records from the round-robin start: over several chunks,
+// from any start, over any range of the candidates and with any number wanted, it must examine
+// and find what the full Filters do, in the same order.
+TEST(HotPath, FilterRunsAcrossChunksFromAnyStart) {
   auto fwk = default_framework();
-  std::mt19937_64 rng(2026);
-  size_t hot_filtered = 0, hot_scored = 0;
-  for (int round = 0; round < 300; ++round) {
+  std::mt19937_64 rng(77);
+  auto snap = std::make_shared<snapshot>();
+  const int nodes = 3 * static_cast<int>(snapshot::chunk_size) + 17;
+  for (int i = 0; i < nodes; ++i) snap->add_node(random_node(rng, i), static_cast<uint64_t>(i + 1));
+  size_t compared = 0;
+  for (int round = 0; round < 200; ++round) {
     SCOPED_TRACE("round " + std::to_string(round));
-    auto snap = std::make_shared<snapshot>();
-    for (int i = 0; i < 40; ++i) snap->add_node(random_node(rng, i), static_cast<uint64_t>(i + 1));
-    auto pod = random_pod(rng, round);
+    auto p = std::make_shared<pod_info>(*random_pod(rng, round));
+    p->node_name.clear();  // every node a candidate
+    pod_info_ptr pod = p;
     fw::cycle_state state;
     state.set_snapshot(snap);
     fw::pre_filter_result pr;
     fw::schedule_result res;
     if (!fw::pre_filter_step(*fwk, state, *pod, *snap, pr, res).is_success()) continue;
-    fw::node_to_status absent;
-    fw::candidate_nodes all(*snap, pr, 0, absent);
-    fw::filtered_nodes hot, full;
     fw::hot_filter hf;
-    hot_filtered += fwk->hot_filter_for(state, *pod, hf);
-    fw::find_nodes_that_pass_filters(*fwk, state, *pod, *snap, all, 0, all.size(), 0, false, hot);
+    if (!fwk->hot_filter_for(state, *pod, hf)) continue;
+    const size_t start = std::uniform_int_distribution<size_t>(0, 2 * nodes)(rng);
+    fw::node_to_status absent;
+    fw::candidate_nodes all(*snap, pr, start, absent);
+    ASSERT_TRUE(all.all_nodes());
+    const size_t begin = std::uniform_int_distribution<size_t>(0, all.size() / 2)(rng);
+    const size_t end = std::uniform_int_distribution<size_t>(begin, all.size())(rng);
+    const size_t want = std::uniform_int_distribution<size_t>(0, 150)(rng);
+    fw::filtered_nodes hot, full;
+    fw::find_nodes_that_pass_filters(*fwk, state, *pod, *snap, all, begin, end, want, false, hot);
     state.record_plugin_metrics = true;  // sampled cycles take the full path
-    fw::find_nodes_that_pass_filters(*fwk, state, *pod, *snap, all, 0, all.size(), 0, false, full);
-    state.record_plugin_metrics = false;
+    fw::find_nodes_that_pass_filters(*fwk, state, *pod, *snap, all, begin, end, want, false, full);
+    ASSERT_EQ(hot.examined, full.examined);
     ASSERT_EQ(hot.feasible, full.feasible);
     ASSERT_EQ(hot.failed.size(), full.failed.size());
     for (size_t k = 0; k < hot.failed.size(); ++k) {
       EXPECT_EQ(hot.failed[k].first, full.failed[k].first);
-      EXPECT_EQ(hot.failed[k].second.get_code(), full.failed[k].second.get_code());
       EXPECT_EQ(reasons_of(hot.failed[k].second), reasons_of(full.failed[k].second));
     }
-    if (hot.feasible.size() < 2) continue;
-    std::vector<const node_info*> nodes;
-    std::vector<const node_hot*> hots;
-    for (auto idx : hot.feasible) {
-      nodes.push_back(&snap->node(idx));
-      hots.push_back(&snap->hot(idx));
-      ASSERT_TRUE(snap->hot(idx) == hot_of(snap->node(idx)));
-    }
-    ASSERT_TRUE(fw::pre_score_step(*fwk, state, *pod, nodes).is_success());
-    std::vector<std::vector<fw::node_score>> with_hot, without;
-    ASSERT_TRUE(fw::score_step(*fwk, state, *pod, nodes, with_hot, hots.data()).is_success());
-    ASSERT_TRUE(fw::score_step(*fwk, state, *pod, nodes, without).is_success());
-    ASSERT_EQ(with_hot.size(), without.size());
-    for (size_t p = 0; p < with_hot.size(); ++p) {
-      if (state.skip_score(p)) continue;
-      for (size_t k = 0; k < nodes.size(); ++k) {
-        EXPECT_EQ(with_hot[p][k].score, without[p][k].score) << fwk->score_plugin_name(p) << " on " << nodes[k]->name;
-        EXPECT_EQ(with_hot[p][k].name, without[p][k].name);
-      }
-    }
-    ++hot_scored;
+    ++compared;
   }
-  // The cases must exercise the hot path, not only its fallbacks.
-  EXPECT_GT(hot_filtered, 100u);
-  EXPECT_GT(hot_scored, 100u);
+  EXPECT_GT(compared, 100u);
 }
 
 TEST(HotPath, SnapshotRecordsFollowEveryCacheChange) {
@@ -203,7 +292,14 @@ TEST(HotPath, SelectorCounterAgreesWithAPlainCountThroughListChanges) {
         auto spec = pod("q" + std::to_string(step), "", "");
         spec.labels = {{"color", pick(rng, colors)}};
         auto p = std::make_shared<pod_info>(*make_pod(spec));
-        p->ns = pick(rng, namespaces);
+        // Half keep the namespace compile_pod interned ("default"), half move to another one by
+        // hand, which must reset the interned id: both kinds of key are checked below.
+        ASSERT_EQ(p->ns, "default");
+        ASSERT_EQ(p->ns_id, intern_namespace("default"));
+        if (chance(rng, 50)) {
+          p->ns = pick(rng, namespaces);
+          p->ns_id = 0;
+        }
         if (chance(rng, 10)) {
           auto proto = std::make_shared<k8s::core::Pod>(*p->pod);
           proto->mutable_metadata()->mutable_deletion_timestamp()->set_seconds(1);

@@ -6,6 +6,7 @@
 #include <mutex>
 
 #include "fakes.hpp"
+#include "plugins/framework/runtime/schedule_one.hpp"
 
 namespace kas {
 namespace {
@@ -309,8 +310,11 @@ TEST(Score, NormalizeOnlyWhereDeclaredWeightsMultiplyRangeIsChecked) {
     a.normalize_fn = [](std::vector<fw::node_score>& v) {
       for (auto& s : v) s.score = 100 - s.score;
     };
+    a.scores = {{"n1", r.a_raw[0]}, {"n2", r.a_raw[1]}};
     h.add(a);
-    h.add(spec("B"));
+    auto b = spec("B");
+    b.scores = {{"n1", r.b_raw[0]}, {"n2", r.b_raw[1]}};
+    h.add(b);
     h.profile.score = {"A", "B"};
     h.profile.score_weights = {{"A", 3}};
     auto f = h.build();
@@ -331,7 +335,72 @@ TEST(Score, NormalizeOnlyWhereDeclaredWeightsMultiplyRangeIsChecked) {
       EXPECT_EQ(totals, r.want_totals);
     }
     EXPECT_EQ(h.calls("normalize"), r.want_normalized);
+
+    // schedule_one's fused path over plain rows: the same totals, the same first failure.
+    auto n1 = test::named_node("n1"), n2 = test::named_node("n2");
+    std::vector<int64_t> fused;
+    auto fs = f->score_and_weigh(st, *test::test_pod(), {&n1, &n2}, nullptr, fused);
+    EXPECT_EQ(fs.get_code(), r.want_code);
+    EXPECT_EQ(std::string(fs.plugin()), r.want_plugin);
+    EXPECT_EQ(fs.message(), r.want_message);
+    if (r.want_code == fw::code::success) {
+      EXPECT_EQ(fused, r.want_totals);
+    }
   }
+}
+
+// --- selectHost ---------------------------------------------------------------------------------
+
+// kube's selectHost (reservoir sampling over the nodes tied at the maximum), the reference for
+// fw::select_host's one-draw version: the two must pick the maximum, and among ties each node
+// with the same probability.
+size_t reservoir_select(const std::vector<int64_t>& totals, std::mt19937_64& rng) {
+  size_t best = 0, ties = 1;
+  for (size_t i = 1; i < totals.size(); ++i) {
+    if (totals[i] > totals[best]) {
+      best = i;
+      ties = 1;
+    } else if (totals[i] == totals[best] && std::uniform_int_distribution<size_t>(0, ties++)(rng) == 0) {
+      best = i;
+    }
+  }
+  return best;
+}
+
+TEST(SelectHost, AUniqueMaximumIsAlwaysSelected) {
+  std::mt19937_64 rng(7);
+  EXPECT_EQ(fw::select_host({42}, rng), 0u);
+  EXPECT_EQ(fw::select_host({1, 5, 3}, rng), 1u);
+  EXPECT_EQ(fw::select_host({9, 5, 3}, rng), 0u);
+  EXPECT_EQ(fw::select_host({1, 5, 300}, rng), 2u);
+  EXPECT_EQ(fw::select_host({0, 0, -1, 1}, rng), 3u);
+}
+
+TEST(SelectHost, TiesAreBrokenUniformlyLikeKubesReservoir) {
+  // Four nodes tie at 9, at the start, the middle and the end, around lower totals.
+  const std::vector<int64_t> totals = {9, 5, 3, 9, 9, 1, 8, 9};
+  const std::vector<size_t> tied = {0, 3, 4, 7};
+  constexpr int draws = 40000;
+  std::map<size_t, int> ours, kube;
+  std::mt19937_64 a(2026), b(2026);
+  for (int i = 0; i < draws; ++i) {
+    ours[fw::select_host(totals, a)]++;
+    kube[reservoir_select(totals, b)]++;
+  }
+  ASSERT_EQ(ours.size(), tied.size()) << "only nodes at the maximum are selected";
+  ASSERT_EQ(kube.size(), tied.size());
+  // Fixed seeds, so this is deterministic; the bound is ~6 standard deviations of a binomial
+  // count (n = 40000, p = 1/4: sd ~ 87) and would fail on any skew towards an end of the list.
+  for (size_t idx : tied) {
+    EXPECT_NEAR(ours[idx], draws / 4, 520) << "node " << idx;
+    EXPECT_NEAR(kube[idx], draws / 4, 520) << "node " << idx;
+  }
+  // With every node tied the choice is still uniform over all of them.
+  std::vector<int64_t> flat(10, 100);
+  std::map<size_t, int> flat_counts;
+  for (int i = 0; i < draws; ++i) flat_counts[fw::select_host(flat, a)]++;
+  ASSERT_EQ(flat_counts.size(), flat.size());
+  for (auto& [idx, n] : flat_counts) EXPECT_NEAR(n, draws / 10, 380) << "node " << idx;
 }
 
 // --- Reserve / Permit ---------------------------------------------------------------------------

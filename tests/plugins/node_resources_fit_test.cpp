@@ -3,7 +3,10 @@
 // requested_to_capacity_ratio_test.go.
 #include <gtest/gtest.h>
 
+#include <random>
+
 #include "plugins/node_resources_fit/node_resources_fit.hpp"
+#include "plugins/node_resources_fit/resource_allocation.hpp"
 #include "tests/plugins/fixtures.hpp"
 
 namespace kas::plugins {
@@ -298,6 +301,29 @@ TEST(NodeResourcesFit, QueueingHints) {
   auto scheduled = with_node_name(*unscheduled, "n");
   EXPECT_EQ(pod_hint(*pod, {unscheduled.get(), nullptr, nullptr, nullptr}), fw::queueing_hint::skip);
   EXPECT_EQ(pod_hint(*pod, {scheduled.get(), nullptr, nullptr, nullptr}), fw::queueing_hint::queue);
+}
+
+// score_div stands in for the integer division of the hot scoring kernels: it must equal it for
+// every quotient in [0, 100], at and beside each multiple of the divisor, for divisors from 1 to
+// the largest it takes on (2^56), where a double quotient is most likely to round across an
+// integer.
+TEST(NodeResourcesFit, ScoreDivIsTheIntegerDivision) {
+  std::vector<int64_t> dens = {1, 2, 3, 7, 100, 101, 4000, 4096, 33554432, (int64_t{32} << 30) + 1,
+                               (int64_t{1} << 53) - 1, (int64_t{1} << 53), (int64_t{1} << 53) + 1,
+                               (int64_t{1} << 55) + 12345, (int64_t{1} << 56)};
+  std::mt19937_64 rng(11);
+  for (int i = 0; i < 2000; ++i)
+    dens.push_back(std::uniform_int_distribution<int64_t>(1, int64_t{1} << 56)(rng));
+  for (int64_t den : dens)
+    for (int64_t k = 0; k <= 100; ++k)
+      for (int64_t d : {int64_t{-1}, int64_t{0}, int64_t{1}}) {
+        int64_t num = k * den + d;
+        if (num < 0 || num > 100 * den) continue;
+        ASSERT_EQ(plugins::score_div(num, den), num / den) << num << " / " << den;
+      }
+  // Above 2^56 and for divisors <= 0 it is the integer division itself.
+  EXPECT_EQ(plugins::score_div(int64_t{3} << 57, int64_t{1} << 57), 3);
+  EXPECT_EQ(plugins::score_div(7, -2), 7 / -2);
 }
 
 }  // namespace

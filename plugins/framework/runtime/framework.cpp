@@ -374,6 +374,86 @@ status framework::normalize_and_weigh(const cycle_state& state, const pod_info& 
   return status::ok();
 }
 
+namespace {
+
+// totals[k] += row[k] * weight over a row, and whether every score is within [min_node_score,
+// max_node_score]; one pass (the totals do not matter when a score is out of range: that is an
+// Error). SSE2 has neither a 64-bit compare nor a 64-bit multiply: v is in [0, 100] iff its sign
+// bit is clear and that of v - 101 is set, which vectorizes, and the usual weight 1 adds without
+// multiplying.
+bool weigh_row(const int64_t* row, size_t n, int64_t weight, int64_t* totals) {
+  static_assert(min_node_score == 0, "the sign-bit check assumes scores start at 0");
+  uint64_t any_negative = 0, all_below = ~uint64_t{0};
+  constexpr auto above = static_cast<uint64_t>(max_node_score + 1);
+  if (weight == 1) {
+    for (size_t k = 0; k < n; ++k) {
+      const auto v = static_cast<uint64_t>(row[k]);
+      any_negative |= v;
+      all_below &= v - above;
+      totals[k] += row[k];
+    }
+  } else {
+    for (size_t k = 0; k < n; ++k) {
+      const auto v = static_cast<uint64_t>(row[k]);
+      any_negative |= v;
+      all_below &= v - above;
+      totals[k] += row[k] * weight;
+    }
+  }
+  return (any_negative >> 63) == 0 && (all_below >> 63) == 1;
+}
+
+}  // namespace
+
+status framework::score_and_weigh(const cycle_state& state, const pod_info& pod,
+                                  const std::vector<const node_info*>& nodes, const node_hot* const* hot,
+                                  std::vector<int64_t>& totals) const {
+  const size_t n = nodes.size();
+  if (score_.empty()) {
+    totals.assign(n, 1);
+    return status::ok();
+  }
+  // Every plugin scores before any normalizes, as score_nodes then normalize_and_weigh do, so the
+  // first failure reported is the same: rows[i * n ..] is plugin i's row.
+  // Not zeroed: a plugin that scores writes its whole row, and a skipped plugin's row is not read.
+  thread_local std::vector<int64_t> rows;
+  rows.resize(score_.size() * n);
+  for (size_t i = 0; i < score_.size(); ++i) {
+    if (state.skip_score(i)) continue;
+    auto* p = score_[i];
+    int64_t* row = rows.data() + i * n;
+    status s;
+    if (state.record_plugin_metrics && plugin_metrics_ && n > 0) {
+      // Timed as in score_nodes: the whole pass, reported as n calls of the mean duration.
+      auto start = std::chrono::steady_clock::now();
+      if (!hot || !p->score_hot(state, pod, hot, n, row)) s = p->score_nodes(state, pod, nodes.data(), n, row);
+      plugin_metrics_->observe(metric_point::score, p->name(), s.get_code(),
+                               (std::chrono::steady_clock::now() - start) / n, static_cast<uint32_t>(n));
+    } else if (!hot || !p->score_hot(state, pod, hot, n, row)) {
+      s = p->score_nodes(state, pod, nodes.data(), n, row);
+    }
+    if (!s.is_success()) return s.with_plugin(p->name());
+  }
+  totals.assign(n, 0);
+  for (size_t i = 0; i < score_.size(); ++i) {
+    if (state.skip_score(i)) continue;
+    auto* p = score_[i];
+    int64_t* row = rows.data() + i * n;
+    if (p->has_normalize()) {
+      auto s = call(state.record_plugin_metrics, metric_point::score_normalize, p,
+                    [&] { return p->normalize_row(state, pod, nodes.data(), n, row); });
+      if (!s.is_success()) return s.with_plugin(p->name());
+    }
+    if (!weigh_row(row, n, weights_[i], totals.data())) {
+      const int64_t* bad = std::find_if(row, row + n, [](int64_t v) { return v < min_node_score || v > max_node_score; });
+      return status::error("plugin \"" + std::string(p->name()) + "\" returns an invalid score " +
+                           std::to_string(*bad) + ", it should in the range of [0, 100] after normalizing")
+        .with_plugin(p->name());
+    }
+  }
+  return status::ok();
+}
+
 status framework::run_reserve(cycle_state& state, const pod_info& pod, const std::string& node) const {
   for (auto* p : reserve_) {
     auto s = call(state.record_plugin_metrics, metric_point::reserve, p, [&] { return p->reserve(state, pod, node); });

@@ -77,6 +77,11 @@ public:
   // `raw` is per plugin, per node, in the same node order; it is normalized in place.
   status normalize_and_weigh(const cycle_state& state, const pod_info& pod,
                              std::vector<std::vector<node_score>>& raw, std::vector<int64_t>& totals) const;
+  // score_nodes then normalize_and_weigh for nodes scored on one thread, over plain int64 rows
+  // (normalize_row) instead of node_score lists: the same totals, the same first failure. Every
+  // node totals 1 without Score plugins (finish_scores' rule).
+  status score_and_weigh(const cycle_state& state, const pod_info& pod, const std::vector<const node_info*>& nodes,
+                         const node_hot* const* hot, std::vector<int64_t>& totals) const;
 
   status run_reserve(cycle_state& state, const pod_info& pod, const std::string& node) const;
   void run_unreserve(cycle_state& state, const pod_info& pod, const std::string& node) const;

@@ -7,6 +7,7 @@ namespace kas::fw {
 
 namespace {
 constexpr size_t prefetch_distance = 4;
+constexpr size_t hot_prefetch_distance = 8;
 
 void prefetch_node(const node_info& n) {
   // From `taints` to the end of `non_zero_requested`: what the default Filter and Score plugins read.
@@ -113,10 +114,38 @@ void find_nodes_that_pass_filters(const framework& fwk, const cycle_state& state
     }
     return true;
   };
+  if (use_hot && candidates.all_nodes()) {
+    // Every node from the round-robin start: the candidates are runs of consecutive snapshot
+    // indexes, and each run's records lie contiguous in one chunk, so the scan walks them with a
+    // pointer instead of looking each node's chunk up.
+    size_t i = begin;
+    while (i < end) {
+      const uint32_t first = candidates[i];
+      const size_t run = std::min(end - i, snap.hot_run(first));
+      const node_hot* h = &snap.hot(first);
+      // The next run's chunk is its own allocation: fetch its first records while this one is scanned.
+      if (i + run < end) __builtin_prefetch(&snap.hot(candidates[i + run]));
+      for (size_t r = 0; r < run; ++r) {
+        if (want && out.feasible.size() >= want) return;
+        const uint32_t idx = first + static_cast<uint32_t>(r);
+        ++out.examined;
+        if (hot.passes(h[r])) {
+          out.feasible.push_back(idx);
+        } else if (!record(idx, filter_node(fwk, state, pod, snap.node(idx), snap))) {
+          return;
+        }
+      }
+      i += run;
+    }
+    return;
+  }
   if (use_hot) {
     for (size_t i = begin; i < end; ++i) {
       if (want && out.feasible.size() >= want) break;
       uint32_t idx = candidates[i];
+      // Each chunk's records are a separate allocation, and the round robin crosses chunks every
+      // 64 nodes: fetch a few records ahead so a chunk's first lines are not a stall each.
+      if (i + hot_prefetch_distance < end) __builtin_prefetch(&snap.hot(candidates[i + hot_prefetch_distance]));
       ++out.examined;
       if (hot.passes(snap.hot(idx))) {
         out.feasible.push_back(idx);
@@ -184,18 +213,25 @@ status finish_scores(const framework& fwk, const cycle_state& state, const pod_i
 }
 
 size_t select_host(const std::vector<int64_t>& totals, std::mt19937_64& rng) {
-  size_t best = 0;
-  size_t ties = 1;
-  for (size_t i = 1; i < totals.size(); ++i) {
-    if (totals[i] > totals[best]) {
-      best = i;
+  // kube's reservoir sampling draws once per node tied with the running maximum, so each of the
+  // max-score nodes ends up selected with probability 1/ties. Counting the ties first and drawing
+  // once over that count gives the same uniform choice for one draw per pod instead of one per tie
+  // (in SchedulingBasic nearly every scored node ties).
+  if (totals.empty()) return 0;
+  int64_t best = totals[0];
+  size_t ties = 0;
+  for (int64_t t : totals) {
+    if (t > best) {
+      best = t;
       ties = 1;
-    } else if (totals[i] == totals[best]) {
-      ++ties;
-      if (std::uniform_int_distribution<size_t>(0, ties - 1)(rng) == 0) best = i;
+    } else {
+      ties += t == best;
     }
   }
-  return best;
+  size_t pick = ties > 1 ? std::uniform_int_distribution<size_t>(0, ties - 1)(rng) : 0;
+  for (size_t i = 0; i < totals.size(); ++i)
+    if (totals[i] == best && pick-- == 0) return i;
+  return 0;
 }
 
 namespace {
@@ -262,11 +298,12 @@ schedule_result schedule_one(const framework& fwk, cycle_state& state, const pod
   out.result = pre_score_step(fwk, state, pod, feasible);
   out.pre_score_ns = since(clock);
   if (!out.result.is_success()) return out;
-  // Per plugin, per node (NormalizeScore's shape); reused across pods on this thread.
-  thread_local std::vector<std::vector<node_score>> raw;
+  // score_step then finish_scores, fused over plain rows: the whole pod is scored on this thread,
+  // so nothing needs NormalizeScore's node_score lists (reused across pods on this thread).
   thread_local std::vector<int64_t> totals;
-  out.result = score_step(fwk, state, pod, feasible, raw, hot.data());
-  if (out.result.is_success()) out.result = finish_scores(fwk, state, pod, feasible.size(), raw, totals);
+  out.result = fwk.score_and_weigh(state, pod, feasible, hot.data(), totals);
+  // As score_step and finish_scores report it: an Error with the plugin's message.
+  if (!out.result.is_success()) out.result = status::error(out.result.message());
   out.score_ns = since(clock);
   if (!out.result.is_success()) return out;
   size_t best = select_host(totals, rng);

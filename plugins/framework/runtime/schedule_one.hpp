@@ -66,6 +66,9 @@ public:
   uint32_t operator[](size_t i) const {
     return all_ ? static_cast<uint32_t>(first_ + i < n_ ? first_ + i : first_ + i - n_) : order_[i];
   }
+  // Every node, in snapshot order from the start index: candidate i + 1 is node (*this)[i] + 1
+  // until the index wraps to 0.
+  bool all_nodes() const { return all_; }
   // kube's numFeasibleNodesToFind over these candidates.
   size_t want(const framework& fwk) const;
 
@@ -124,7 +127,8 @@ status score_step(const framework& fwk, const cycle_state& state, const pod_info
 status finish_scores(const framework& fwk, const cycle_state& state, const pod_info& pod, size_t nodes,
                      std::vector<std::vector<node_score>>& raw, std::vector<int64_t>& totals);
 
-// Step 8: kube's selectHost: the highest total, ties broken uniformly at random (reservoir sampling).
+// Step 8: kube's selectHost: the highest total, ties broken uniformly at random (kube samples a
+// reservoir; one draw over the number of ties gives the same distribution).
 size_t select_host(const std::vector<int64_t>& totals, std::mt19937_64& rng);
 
 // The whole algorithm over `snap` for `pod` with a fresh `state` (whose snapshot must be `snap`),
