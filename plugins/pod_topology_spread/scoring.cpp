@@ -83,6 +83,27 @@ fw::status pod_topology_spread::pre_score(fw::cycle_state& state, const pod_info
   if (d->constraints.empty()) return fw::status::skip();
   init_pre_score(*d, nodes, require_all);
 
+  auto indexed = snap ? pts::exact_counters(*snap, pod, d->constraints, require_all, true)
+                      : std::vector<const topology_index::counter*>{};
+  if (!indexed.empty()) {
+    // O(domains): the counter's count of a domain is what count_node sums over its nodes
+    // (pts::exact_counters says why); only domains of feasible nodes have entries to fill.
+    for (size_t i = 0; i < d->constraints.size(); ++i) {
+      if (!indexed[i]) continue;  // hostname: counted per node at Score
+      const auto* table = snap->topology().find_table(d->constraints[i].topology_key);
+      auto& counts = d->topology_value_to_pod_counts[i];
+      for (size_t id = 0; id < table->ids && !counts.empty(); ++id) {
+        if (table->nodes.get(id) == 0) continue;
+        auto it = counts.find(table->values.get(id));
+        if (it != counts.end()) it->second = indexed[i]->counts.get(id);
+      }
+    }
+    auto s = std::make_shared<pts::pre_score_state>();
+    s->data = std::move(d);
+    state.write(pre_score_key, std::move(s));
+    return fw::status::ok();
+  }
+
   std::vector<pts::selector_counter> counters;
   counters.reserve(d->constraints.size());
   for (const auto& c : d->constraints) counters.emplace_back(c.selector, pod.ns);
