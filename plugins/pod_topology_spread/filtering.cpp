@@ -57,6 +57,9 @@ std::shared_ptr<pts::pre_filter_state> cal_pre_filter_state(const pod_info& pod,
   }
   for (size_t i = 0; i < n; ++i)
     for (auto& [value, num] : s->tp_value_to_match_num[i]) s->paths[i].update(value, num);
+  s->self_labels = pod.labels;
+  s->self_match.reserve(n);
+  for (const auto& c : constraints) s->self_match.push_back(c.selector.matches(pod.labels) ? 1 : 0);
   s->constraints = std::make_shared<const std::vector<spread_constraint>>(std::move(constraints));
   return s;
 }
@@ -132,7 +135,8 @@ fw::status pod_topology_spread::filter(const fw::cycle_state& state, const pod_i
     if (!value) return fw::status::unresolvable(err_reason_node_label_not_match);
     // existing matching pods + self-match - global minimum must not exceed maxSkew.
     const int min_match = s->min_match_num(i, c.min_domains);
-    const int self_match = c.selector.matches(pod.labels) ? 1 : 0;
+    const bool same_pod = s->self_labels.identity() == pod.labels.identity() && s->self_match.size() == constraints.size();
+    const int self_match = same_pod ? s->self_match[i] : c.selector.matches(pod.labels) ? 1 : 0;
     const auto& counts = s->tp_value_to_match_num[i];
     auto it = counts.find(*value);
     const int match = it == counts.end() ? 0 : it->second;
