@@ -147,7 +147,10 @@ int count_pods_match_selector(const pod_list& pods, const label_selector& select
 }
 
 selector_counter::selector_counter(const label_selector& selector, const std::string& ns)
-  : selector_(selector), empty_(selector_empty(selector)), ns_(intern_namespace(ns)) {}
+  : selector_counter(selector, intern_namespace(ns)) {}
+
+selector_counter::selector_counter(const label_selector& selector, uint32_t ns)
+  : selector_(selector), empty_(selector_empty(selector)), ns_(ns) {}
 
 bool selector_counter::matches(const pod_list& pods, size_t i, const pod_key& k) {
   if (k.labels)

@@ -50,6 +50,8 @@ int count_pods_match_selector(const pod_list& pods, const label_selector& select
 class selector_counter {
 public:
   selector_counter(const label_selector& selector, const std::string& ns);
+  // The same with the namespace already interned (intern_namespace takes a lock and hashes).
+  selector_counter(const label_selector& selector, uint32_t ns);
   int count(const pod_list& pods);
 
 private:

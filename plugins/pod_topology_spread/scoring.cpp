@@ -81,6 +81,7 @@ fw::status pod_topology_spread::pre_score(fw::cycle_state& state, const pod_info
   const bool require_all = !pod.spread_constraints.empty() || !system_defaulted_;
   d->constraints = pts::constraints_for(pod, false, defaults_, objects);
   if (d->constraints.empty()) return fw::status::skip();
+  d->ns = intern_namespace(pod.ns);
   init_pre_score(*d, nodes, require_all);
 
   auto indexed = snap ? pts::exact_counters(*snap, pod, d->constraints, require_all, true)
@@ -118,7 +119,7 @@ fw::status pod_topology_spread::pre_score(fw::cycle_state& state, const pod_info
   return fw::status::ok();
 }
 
-fw::status pod_topology_spread::score(const fw::cycle_state& state, const pod_info& pod, const node_info& node,
+fw::status pod_topology_spread::score(const fw::cycle_state& state, const pod_info&, const node_info& node,
                                       int64_t& out) const {
   out = 0;
   const auto* s = state.read_as<pts::pre_score_state>(pre_score_key);
@@ -132,7 +133,9 @@ fw::status pod_topology_spread::score(const fw::cycle_state& state, const pod_in
     if (!value) continue;
     int64_t count = 0;
     if (c.topology_key == pts::label_hostname) {
-      count = pts::count_pods_match_selector(node.pods, c.selector, pod.ns);
+      // countPodsMatchSelector on this node; the namespace was interned once at PreScore, not
+      // per node (interning takes a shared lock).
+      count = pts::selector_counter(c.selector, d.ns).count(node.pods);
     } else {
       auto it = d.topology_value_to_pod_counts[i].find(*value);
       if (it != d.topology_value_to_pod_counts[i].end()) count = it->second;

@@ -48,6 +48,7 @@ struct pre_filter_state final : fw::state_data {
 
 struct pre_score_data {
   std::vector<spread_constraint> constraints;
+  uint32_t ns = 0;  // intern_namespace(pod.ns), for Score's per-node count of hostname constraints
   // Feasible nodes missing some topology key: scored 0.
   std::set<std::string, std::less<>> ignored_nodes;
   // Matching pods per topology value, indexed by constraint (hostname constraints are counted at
