@@ -35,10 +35,10 @@ bool scheduler_cache::put_node(std::shared_ptr<node_info> n) {
 }
 
 void scheduler_cache::track_constraints(const pod_info& p) {
-  for (auto& c : p.spread_constraints)
-    topology_.track(snap_.mutable_topology(), p.ns, c.selector, c.topology_key, [&](auto&& f) {
-      for (size_t i = 0; i < snap_.size(); ++i) f(snap_.node(i));
-    });
+  if (p.spread_constraints.empty() && p.required_anti_affinity.empty()) return;
+  topology_.track(snap_.mutable_topology(), p, [&](auto&& f) {
+    for (size_t i = 0; i < snap_.size(); ++i) f(snap_.node(i));
+  });
 }
 
 void scheduler_cache::add_or_update_node(std::shared_ptr<node_info> compiled) {

@@ -110,8 +110,9 @@ private:
   // Stores a changed node where it lives (snapshot or ghosts_), stamping a new generation. True
   // when it is in the snapshot (so its pods count in the topology index).
   bool put_node(std::shared_ptr<node_info> n);
-  // Keeps a topology-index counter for each spread constraint of a pod about to be placed, so the
-  // next pods of its kind (a workload's replicas share constraints) find their counts indexed.
+  // Keeps the topology-index counters for the spread constraints and required anti-affinity terms
+  // of a pod about to be placed, so the next pods of its kind (a workload's replicas share them)
+  // find their counts indexed.
   void track_constraints(const pod_info& p);
   std::shared_ptr<node_info> mutable_copy(const std::string& name) const;  // null if unknown
   void drop_pod(const std::string& uid);  // unplace + forget the state

@@ -132,7 +132,7 @@ std::vector<const topology_index::counter*> exact_counters(const snapshot& snap,
       out.push_back(nullptr);
       continue;
     }
-    const topology_index::counter* counter = ix.find(ns, selector_text(c.selector), c.topology_key);
+    const topology_index::counter* counter = ix.find(spread_text(ns, c.selector, c.topology_key)).get();
     if (!counter) return {};
     out.push_back(counter);
   }

@@ -4,6 +4,7 @@
 // drive a scheduler_cache whose counter cap is small, so counters are also evicted and rebuilt.
 // After every step the current snapshot's index must equal a recount of that snapshot, and every
 // snapshot published earlier must still show the counts it had.
+#include <algorithm>
 #include <map>
 #include <random>
 
@@ -19,16 +20,17 @@ namespace {
 // number of nodes with the key), plus the hard-tainted node count: everything the index publishes.
 using dump = std::map<std::string, std::map<std::string, int64_t>>;
 
-std::string counter_name(const topology_index::counter_key& k) {
-  return "counter " + std::to_string(k.ns) + "|" + k.selector_text + "|" + k.topology_key;
-}
+std::string counter_name(const topology_index::counter_key& k) { return "counter " + k.text; }
 
 dump read_index(const snapshot& s) {
   dump out;
   const auto& ix = s.topology();
   out["tainted"][""] = ix.hard_tainted_nodes();
+  out["held terms"][""] = ix.held_terms();
   for (size_t c = 0; c < ix.counter_count(); ++c) {
     const auto& counter = ix.counter_at(c);
+    out[counter_name(*counter.key)]["#total"] = counter.total;
+    if (counter.key->what == topology_index::kind::held) out[counter_name(*counter.key)]["#refs"] = counter.refs;
     const auto* t = ix.find_table(counter.key->topology_key);
     EXPECT_NE(t, nullptr);
     if (!t) continue;
@@ -43,6 +45,7 @@ dump read_index(const snapshot& s) {
       }
       nodes[t->values.get(id)] = t->nodes.get(id);
       counts[t->values.get(id)] = counter.counts.get(id);
+      EXPECT_EQ(t->id_of(t->values.get(id)), static_cast<long>(id)) << t->values.get(id);
     }
   }
   return out;
@@ -61,6 +64,10 @@ dump recount(const snapshot& s) {
         break;
       }
   out["tainted"][""] = tainted;
+  int64_t held_terms = 0;
+  for (size_t i = 0; i < s.size(); ++i)
+    for (auto& p : s.node(i).pods) held_terms += static_cast<int64_t>(p->required_anti_affinity.size());
+  out["held terms"][""] = held_terms;
   for (size_t c = 0; c < ix.counter_count(); ++c) {
     const auto& k = *ix.counter_at(c).key;
     // Counters of one key share its table: each recomputes it whole.
@@ -68,18 +75,41 @@ dump recount(const snapshot& s) {
     nodes.clear();
     nodes["#nodes"] = 0;
     auto& counts = out[counter_name(k)];
+    counts["#total"] = 0;
+    if (k.what == topology_index::kind::held) counts["#refs"] = 0;
+    // A pod's weight: kube's countPodsMatchSelector (spread), AffinityTerm.Matches without
+    // namespace labels (term), its terms equal to the counter's, by text (held).
+    auto weight = [&](const pod_info& p) -> int64_t {
+      switch (k.what) {
+        case topology_index::kind::spread: {
+          const bool empty = !k.selector.nothing && k.selector.requirements.empty();
+          const bool terminating = p.pod && p.pod->metadata().has_deletion_timestamp();
+          return !empty && !terminating && intern_namespace(p.ns) == k.ns && k.selector.matches(p.labels);
+        }
+        case topology_index::kind::term: {
+          const bool listed = std::find(k.namespaces.begin(), k.namespaces.end(), p.ns) != k.namespaces.end();
+          return (k.all_namespaces || listed) && k.selector.matches(p.labels);
+        }
+        case topology_index::kind::held: {
+          int64_t n = 0;
+          for (auto& t : p.required_anti_affinity) n += held_text(t) == k.text;
+          return n;
+        }
+      }
+      return 0;
+    };
     for (size_t i = 0; i < s.size(); ++i) {
       const node_info& n = s.node(i);
       const std::string* v = n.labels.get(k.topology_key);
+      if (k.what == topology_index::kind::held)
+        for (auto& p : n.pods) counts["#refs"] += weight(*p);
       if (!v) continue;
       ++nodes["#nodes"];
       ++nodes[*v];
-      int64_t& num = counts[*v];
-      for (auto& p : n.pods) {
-        const bool empty = !k.selector.nothing && k.selector.requirements.empty();
-        const bool terminating = p->pod && p->pod->metadata().has_deletion_timestamp();
-        if (!empty && !terminating && intern_namespace(p->ns) == k.ns && k.selector.matches(p->labels)) ++num;
-      }
+      int64_t on_node = 0;
+      for (auto& p : n.pods) on_node += weight(*p);
+      counts[*v] += on_node;
+      counts["#total"] += on_node;
     }
   }
   return out;
@@ -97,7 +127,7 @@ label_selector sel(const std::string& key, selector_op op, std::vector<std::stri
 
 struct history {
   std::mt19937 rng;
-  scheduler_cache cache{std::chrono::nanoseconds{0}, 4};
+  scheduler_cache cache{std::chrono::nanoseconds{0}, 6};
   std::vector<std::string> node_names;  // ever created (some removed, so pods land on ghosts)
   std::map<std::string, pod_info_ptr> bound, assumed;  // uid -> the pod as the cache holds it
   int serial = 0;
@@ -134,6 +164,23 @@ struct history {
     if (!node.empty()) p->mutable_spec()->set_node_name(node);
     auto compiled = test::compile_ok(p);
     auto out = std::make_shared<pod_info>(*compiled);
+    if (chance(30)) {
+      // Required anti-affinity terms: own namespace, a list, every namespace (empty selector), a
+      // nil namespace selector, a label-dependent one; some pods hold two.
+      for (size_t k = 0, n = 1 + pick(2); k < n; ++k) {
+        affinity_term t;
+        t.topology_key = chance(50) ? "kubernetes.io/hostname" : "zone";
+        t.selector = chance(50) ? sel("app", selector_op::in, {"x"}) : sel("tier", selector_op::exists);
+        switch (pick(5)) {
+          case 0: t.namespaces = {ns}; break;
+          case 1: t.namespaces = {"ns-a", "default"}; break;
+          case 2: t.namespace_selector = label_selector{}; break;
+          case 3: t.namespaces = {ns}; t.namespace_selector = label_selector{{}, true}; break;
+          default: t.namespace_selector = sel("team", selector_op::exists); break;
+        }
+        out->required_anti_affinity.push_back(t);
+      }
+    }
     if (constrained) {
       static const std::vector<label_selector> selectors = {
         sel("app", selector_op::in, {"x"}), sel("app", selector_op::exists), sel("tier", selector_op::not_in, {"fe"}),
@@ -197,6 +244,7 @@ struct history {
       auto p = make_pod(it->first, it->second->ns, it->second->node_name, chance(30), false);
       auto np = std::make_shared<pod_info>(*p);
       np->spread_constraints = it->second->spread_constraints;
+      np->required_anti_affinity = it->second->required_anti_affinity;
       ASSERT_TRUE(cache.update_pod(it->second, np).ok());
       it->second = np;
     } else if (!bound.empty()) {
@@ -208,6 +256,7 @@ struct history {
 };
 
 TEST(TopologyIndex, EqualsRecountOnRandomHistories) {
+  size_t held_complete = 0, held_incomplete = 0;
   for (unsigned seed = 1; seed <= 12; ++seed) {
     history h(seed);
     std::vector<std::pair<snapshot_ptr, dump>> published;
@@ -221,14 +270,19 @@ TEST(TopologyIndex, EqualsRecountOnRandomHistories) {
       ASSERT_EQ(got, want) << "seed " << seed << " step " << i;
       max_counters_seen = std::max(max_counters_seen, snap->topology().counter_count());
       nonempty_checks += snap->topology().counter_count() > 0 ? 1 : 0;
+      if (snap->topology().held_terms() > 0) ++(snap->topology().held_complete() ? held_complete : held_incomplete);
       if (i % 25 == 0) published.emplace_back(snap, std::move(got));
     }
-    EXPECT_EQ(max_counters_seen, 4u) << "seed " << seed << ": the cap is reached (and counters evicted)";
+    EXPECT_EQ(max_counters_seen, 6u) << "seed " << seed << ": the cap is reached (and counters evicted)";
     EXPECT_GT(nonempty_checks, 300u) << "seed " << seed;
     // Snapshots handed out earlier kept their counts while the cache changed the index after them.
     for (size_t k = 0; k < published.size(); ++k)
       EXPECT_EQ(read_index(*published[k].first), published[k].second) << "seed " << seed << " snapshot " << k;
   }
+  // Both cases arise: every held term in a counter (InterPodAffinity may use them), and some
+  // evicted (it must scan).
+  EXPECT_GT(held_complete, 100u);
+  EXPECT_GT(held_incomplete, 100u);
 }
 
 TEST(TopologyIndex, CountsOnlyNodesOfTheSnapshot) {
