@@ -85,10 +85,10 @@ public:
     int64_t nodes_with_key = 0;     // snapshot nodes carrying topology_key
     static size_t shard_of(std::string_view v) { return std::hash<std::string_view>{}(v) % id_shards; }
     // The id of a domain of this snapshot, or -1.
-    long id_of(std::string_view value) const {
+    long id_of(const std::string& value) const {
       const auto& m = by_value[shard_of(value)];
       if (!m) return -1;
-      auto it = m->find(std::string(value));
+      auto it = m->find(value);
       return it == m->end() ? -1 : static_cast<long>(it->second);
     }
   };
