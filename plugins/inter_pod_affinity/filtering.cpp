@@ -31,15 +31,6 @@ struct index_view {
     for (const auto& c : counters) sum += c->counts.get(static_cast<size_t>(id));
     return sum;
   }
-  // Every non-zero pair into `counts` (O(domains)).
-  void add_to(topology_counts& counts) const {
-    for (size_t id = 0; id < table->ids; ++id) {
-      if (table->nodes.get(id) == 0) continue;
-      int64_t sum = 0;
-      for (const auto& c : counters) sum += c->counts.get(id);
-      if (sum != 0) counts.add(table->topology_key, table->values.get(id), sum);
-    }
-  }
 };
 
 // The view of `key` in `views`, created empty if absent.
@@ -58,31 +49,27 @@ struct pre_filter_state final : fw::state_data {
   // Topology pairs -> existing pods that match the incoming pod's required anti-affinity terms.
   topology_counts anti_affinity;
   std::shared_ptr<const required_terms> terms;
-  // When non-empty, existing_anti_affinity (anti_affinity) is these views, not the map, which is
-  // empty; AddPod/RemovePod first copy them into the map (materialize). One view per topology key.
+  // When non-empty (anti_indexed), existing_anti_affinity's (anti_affinity's) counts are these
+  // views' plus the map's: PreFilter leaves the map empty, and AddPod/RemovePod write their deltas
+  // to it, so a count is kube's, the index's value plus the changes since. (kube's map emptiness
+  // only shortcuts Filter, and decides PreFilter's Skip, before any change.) One view per key.
   std::vector<index_view> existing_views, anti_views;
   bool anti_indexed = false;
 
   std::shared_ptr<fw::state_data> clone() const override { return std::make_shared<pre_filter_state>(*this); }
 
   bool existing_empty() const { return existing_views.empty() && existing_anti_affinity.empty(); }
-  int64_t anti_get(const std::string& key, const std::string& value) const {
-    if (!anti_indexed) return anti_affinity.get(key, value);
-    for (const auto& v : anti_views)
+  static int64_t view_get(const std::vector<index_view>& views, const std::string& key, const std::string& value) {
+    for (const auto& v : views)
       if (v.table->topology_key == key) return v.get(value);
     return 0;
   }
-  void materialize() {
-    for (const auto& v : existing_views) v.add_to(existing_anti_affinity);
-    for (const auto& v : anti_views) v.add_to(anti_affinity);
-    existing_views.clear();
-    anti_views.clear();
-    anti_indexed = false;
+  int64_t anti_get(const std::string& key, const std::string& value) const {
+    return view_get(anti_views, key, value) + anti_affinity.get(key, value);
   }
 
   // kube's preFilterState.updateWithPod.
   void update_with_pod(const pod_info& incoming, const pod_info& other, const label_map& node_labels, int64_t mult) {
-    materialize();
     for (const auto& t : other.required_anti_affinity)
       if (t.matches(incoming, &terms->ns_labels)) existing_anti_affinity.update(node_labels, t.topology_key, mult);
     if (ipa::pod_matches_all_terms(terms->affinity, other))
@@ -169,7 +156,7 @@ void count_incoming_terms(const snapshot& snap, pre_filter_state& s) {
 // kube's satisfyExistingPodsAntiAffinity.
 bool satisfies_existing_pods_anti_affinity(const pre_filter_state& s, const node_info& node) {
   if (s.existing_empty()) return true;
-  if (!s.existing_views.empty()) {
+  if (!s.existing_views.empty() && s.existing_anti_affinity.empty()) {
     // Only the views' keys have pairs: the node's value of each.
     for (const auto& v : s.existing_views) {
       const std::string* value = node.labels.get(v.table->topology_key);
@@ -178,7 +165,7 @@ bool satisfies_existing_pods_anti_affinity(const pre_filter_state& s, const node
     return true;
   }
   for (const auto& [k, v] : node.labels.entries())
-    if (s.existing_anti_affinity.get(k, v) > 0) return false;
+    if (pre_filter_state::view_get(s.existing_views, k, v) + s.existing_anti_affinity.get(k, v) > 0) return false;
   return true;
 }
 
