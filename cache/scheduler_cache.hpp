@@ -39,7 +39,9 @@ public:
   // `max_topology_counters` caps the topology index's counters (see topology_index.hpp).
   explicit scheduler_cache(std::chrono::nanoseconds assumed_ttl = std::chrono::nanoseconds{0},
                            size_t max_topology_counters = topology_index_writer::default_max_counters)
-    : ttl_(assumed_ttl), topology_(max_topology_counters) {}
+    : ttl_(assumed_ttl), topology_(max_topology_counters) {
+    topology_.adopt(snap_.mutable_topology());
+  }
 
   // Nodes.
   void add_or_update_node(std::shared_ptr<node_info> compiled);  // keeps the pods already on it

@@ -281,6 +281,17 @@ void topology_index_writer::add_node_pods(topology_index& ix, size_t c, const no
 
 namespace {
 
+bool has_scoring_terms(const pod_info& p) {
+  return !p.required_affinity.empty() || !p.preferred_affinity.empty() || !p.preferred_anti_affinity.empty();
+}
+
+int64_t scoring_pods(const node_info* n) {
+  int64_t pods = 0;
+  if (n)
+    for (auto& p : n->pods_with_affinity) pods += has_scoring_terms(*p) ? 1 : 0;
+  return pods;
+}
+
 int64_t anti_terms(const node_info* n) {
   int64_t terms = 0;
   if (n)
@@ -296,6 +307,7 @@ void topology_index_writer::node_changed(topology_index& ix, const node_info* be
   if (!before || !after) {
     // A node entering or leaving takes its pods' terms with it, whatever its labels.
     ix.held_terms_ += anti_terms(after) - anti_terms(before);
+    ix.scoring_pods_ += scoring_pods(after) - scoring_pods(before);
     for (size_t c = 0; c < ix.counters_.size(); ++c)
       if (ix.counters_[c]->key->what == kind::held) add_node_pods(ix, c, before ? *before : *after, -1, before ? -1 : 1, true);
   }
@@ -321,6 +333,7 @@ void topology_index_writer::node_changed(topology_index& ix, const node_info* be
 
 void topology_index_writer::pod_changed(topology_index& ix, const node_info& node, const pod_info& p, int delta) {
   ix.held_terms_ += delta * static_cast<int64_t>(p.required_anti_affinity.size());
+  ix.scoring_pods_ += has_scoring_terms(p) ? delta : 0;
   if (ix.counters_.empty()) return;
   const pod_key pk = pod_key_of(p);
   for (size_t c = 0; c < ix.counters_.size(); ++c) {

@@ -134,6 +134,11 @@ public:
   // add up to it, every such term is in one of them (held_complete).
   int64_t held_terms() const { return held_terms_; }
   bool held_complete() const;
+  // Pods on the snapshot's nodes with a required affinity term or a preferred (anti-)affinity term:
+  // the only existing pods InterPodAffinity's PreScore can score by their own terms. Known only in
+  // a snapshot the cache built (maintained()); otherwise nothing may be concluded from it.
+  bool maintained() const { return maintained_; }
+  int64_t pods_with_scoring_terms() const { return scoring_pods_; }
   size_t counter_count() const { return counters_.size(); }
   const counter& counter_at(size_t i) const { return *counters_[i]; }
   const std::shared_ptr<const counter>& counter_ptr(size_t i) const { return counters_[i]; }
@@ -144,6 +149,8 @@ private:
   std::vector<std::shared_ptr<const counter>> counters_;
   int64_t hard_tainted_nodes_ = 0;
   int64_t held_terms_ = 0;
+  int64_t scoring_pods_ = 0;
+  bool maintained_ = false;
 };
 
 // Counter identities.
@@ -171,6 +178,8 @@ public:
   static constexpr size_t default_max_counters = 32;
   explicit topology_index_writer(size_t max_counters = default_max_counters) : max_counters_(max_counters) {}
 
+  // Takes charge of `ix` (an empty snapshot's): from now on its totals are maintained.
+  void adopt(topology_index& ix) { ix.maintained_ = true; }
   void node_changed(topology_index& ix, const node_info* before, const node_info* after);
   void pod_changed(topology_index& ix, const node_info& node, const pod_info& p, int delta);
   // Keeps the counters a placed pod's kind will ask for: one per spread constraint, one per

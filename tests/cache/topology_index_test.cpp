@@ -27,6 +27,8 @@ dump read_index(const snapshot& s) {
   const auto& ix = s.topology();
   out["tainted"][""] = ix.hard_tainted_nodes();
   out["held terms"][""] = ix.held_terms();
+  out["scoring pods"][""] = ix.pods_with_scoring_terms();
+  EXPECT_TRUE(ix.maintained());
   for (size_t c = 0; c < ix.counter_count(); ++c) {
     const auto& counter = ix.counter_at(c);
     out[counter_name(*counter.key)]["#total"] = counter.total;
@@ -68,6 +70,11 @@ dump recount(const snapshot& s) {
   for (size_t i = 0; i < s.size(); ++i)
     for (auto& p : s.node(i).pods) held_terms += static_cast<int64_t>(p->required_anti_affinity.size());
   out["held terms"][""] = held_terms;
+  int64_t scoring = 0;
+  for (size_t i = 0; i < s.size(); ++i)
+    for (auto& p : s.node(i).pods)
+      scoring += !p->required_affinity.empty() || !p->preferred_affinity.empty() || !p->preferred_anti_affinity.empty();
+  out["scoring pods"][""] = scoring;
   for (size_t c = 0; c < ix.counter_count(); ++c) {
     const auto& k = *ix.counter_at(c).key;
     // Counters of one key share its table: each recomputes it whole.
@@ -181,6 +188,9 @@ struct history {
         out->required_anti_affinity.push_back(t);
       }
     }
+    // Terms InterPodAffinity's PreScore scores existing pods by.
+    if (chance(10)) out->required_affinity.push_back(out->required_anti_affinity.empty() ? affinity_term{} : out->required_anti_affinity[0]);
+    if (chance(10)) out->preferred_anti_affinity.push_back({affinity_term{}, 5});
     if (constrained) {
       static const std::vector<label_selector> selectors = {
         sel("app", selector_op::in, {"x"}), sel("app", selector_op::exists), sel("tier", selector_op::not_in, {"fe"}),
@@ -245,6 +255,8 @@ struct history {
       auto np = std::make_shared<pod_info>(*p);
       np->spread_constraints = it->second->spread_constraints;
       np->required_anti_affinity = it->second->required_anti_affinity;
+      np->required_affinity = it->second->required_affinity;
+      np->preferred_anti_affinity = it->second->preferred_anti_affinity;
       ASSERT_TRUE(cache.update_pod(it->second, np).ok());
       it->second = np;
     } else if (!bound.empty()) {

@@ -31,6 +31,7 @@ struct random_cluster {
   std::mt19937 rng;
   scheduler_cache cache;
   int serial = 0;
+  int scoring_terms_percent = 15;  // required affinity / preferred terms, which PreScore scores
 
   explicit random_cluster(unsigned seed) : rng(seed) {}
   size_t pick(size_t n) { return std::uniform_int_distribution<size_t>(0, n - 1)(rng); }
@@ -67,7 +68,8 @@ struct random_cluster {
       *test::pod_from_yaml("metadata: " + meta + "\nspec: {" + (node.empty() ? "" : "nodeName: " + node) + "}"));
     if (chance(60))
       for (size_t k = 0, n = 1 + pick(2); k < n; ++k) p->required_anti_affinity.push_back(term(ns));
-    if (chance(15)) p->required_affinity.push_back(term(ns));
+    if (chance(scoring_terms_percent)) p->required_affinity.push_back(term(ns));
+    if (chance(scoring_terms_percent)) p->preferred_anti_affinity.push_back({term(ns), 7});
     return p;
   }
 
@@ -118,13 +120,18 @@ verdicts filter_all(const inter_pod_affinity& pl, const fw::cycle_state& state, 
 struct outcome {
   int pre_filter = -1;
   verdicts before, after_changes;
+  int pre_score = -1;
+  std::map<std::string, int64_t> scores;  // normalized
   bool operator==(const outcome& o) const {
-    return pre_filter == o.pre_filter && before == o.before && after_changes == o.after_changes;
+    return pre_filter == o.pre_filter && before == o.before && after_changes == o.after_changes &&
+           pre_score == o.pre_score && scores == o.scores;
   }
 };
 
 std::string describe(const outcome& o) {
-  std::string s = "pre_filter " + std::to_string(o.pre_filter) + "\n";
+  std::string s = "pre_filter " + std::to_string(o.pre_filter) + " pre_score " + std::to_string(o.pre_score) + "\n";
+  for (auto& [n, v] : o.scores) s += n + "=" + std::to_string(v) + " ";
+  s += "\n";
   for (auto& [n, v] : o.before) s += n + ": " + v + "\n";
   s += "after AddPod/RemovePod:\n";
   for (auto& [n, v] : o.after_changes) s += n + ": " + v + "\n";
@@ -134,6 +141,24 @@ std::string describe(const outcome& o) {
 outcome run(const inter_pod_affinity& pl, const pod_info& pod, std::shared_ptr<const snapshot> snap,
             const pod_info& added, const std::string& added_on, const pod_info* removed) {
   outcome o;
+  {
+    fw::cycle_state scoring;
+    scoring.set_snapshot(snap);
+    std::vector<const node_info*> all;
+    for (size_t i = 0; i < snap->size(); ++i) all.push_back(&snap->node(i));
+    auto st = pl.pre_score(scoring, pod, all);
+    o.pre_score = static_cast<int>(st.get_code());
+    if (st.is_success()) {
+      std::vector<fw::node_score> scores;
+      for (auto* n : all) {
+        int64_t v = 0;
+        EXPECT_TRUE(pl.score(scoring, pod, *n, v).is_success());
+        scores.push_back({n->name, v});
+      }
+      EXPECT_TRUE(pl.normalize_score(scoring, pod, scores).is_success());
+      for (auto& sc : scores) o.scores[std::string(sc.name)] = sc.score;
+    }
+  }
   fw::cycle_state state;
   state.set_snapshot(snap);
   fw::pre_filter_result pfr;
@@ -157,9 +182,11 @@ TEST(InterPodAffinityIndex, SameResultsWithAndWithoutTheIndex) {
   auto made = inter_pod_affinity::make(YAML::Node(), "args", fw::handle{});
   ASSERT_TRUE(made.ok());
   auto pl = std::dynamic_pointer_cast<inter_pod_affinity>(*made);
-  size_t held_indexed = 0, terms_indexed = 0, scanned = 0, rejected = 0;
+  size_t held_indexed = 0, terms_indexed = 0, scanned = 0, rejected = 0, score_skips = 0, scored = 0;
   for (unsigned seed = 1; seed <= 60; ++seed) {
     random_cluster c(seed);
+    // Every third cluster has no pod that PreScore scores by its own terms.
+    if (seed % 3 == 0) c.scoring_terms_percent = 0;
     c.build();
     if (HasFatalFailure()) return;
     auto with = c.cache.current();
@@ -188,11 +215,14 @@ TEST(InterPodAffinityIndex, SameResultsWithAndWithoutTheIndex) {
                            << describe(got) << "\nscanned:\n"
                            << describe(want);
       for (auto& [node, v] : got.before) rejected += v.rfind("0 ", 0) != 0;
+      (got.pre_score == static_cast<int>(fw::code::skip) ? score_skips : scored) += 1;
     }
   }
   EXPECT_GT(held_indexed, 200u);
   EXPECT_GT(terms_indexed, 200u);
   EXPECT_GT(scanned, 50u);
+  EXPECT_GT(score_skips, 200u);
+  EXPECT_GT(scored, 200u);
   EXPECT_GT(rejected, 1000u) << "the clusters reject nodes, so the counts decide verdicts";
 }
 
