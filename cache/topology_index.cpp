@@ -194,11 +194,11 @@ topology_index::id_map& mutable_shard(topology_index::table& tab, std::string_vi
 
 }  // namespace
 
-uint32_t topology_index_writer::known_id(const topology_index& ix, const std::string& key,
-                                         const std::string& value) const {
+long topology_index_writer::known_id(const topology_index& ix, const std::string& key, const std::string& value) const {
+  // Every domain of a node in the snapshot has an id (node_changed and count_new give them).
   const long id = ix.tables_[table_index(ix, key)]->id_of(value);
   assert(id >= 0);
-  return static_cast<uint32_t>(id);
+  return id;
 }
 
 uint32_t topology_index_writer::domain_id(topology_index& ix, size_t t, const std::string& value) {
@@ -345,8 +345,9 @@ void topology_index_writer::pod_changed(topology_index& ix, const node_info& nod
     if (!v && !held) continue;
     auto& counter = mutable_counter(ix, c);
     if (held) counter.refs += delta * w;
-    if (v) {
-      counter.counts.mut(known_id(ix, k.topology_key, *v)) += delta * w;
+    const long id = v ? known_id(ix, k.topology_key, *v) : -1;
+    if (id >= 0) {
+      counter.counts.mut(static_cast<size_t>(id)) += delta * w;
       counter.total += delta * w;
     }
   }

@@ -1,7 +1,8 @@
 #pragma once
 // topology_index: pod counts per topology domain, kept incrementally by the cache and published with
 // every snapshot, so PodTopologySpread's PreFilter and PreScore cost O(domains) instead of a walk
-// over every pod of the cluster (kube's calPreFilterState / processAllNode).
+// over every pod of the cluster (kube's calPreFilterState / processAllNode), and InterPodAffinity's
+// PreFilter reads its required anti-affinity counts without one (see topology_index::kind).
 //
 // What is counted. A counter is keyed by (namespace, label selector, topology key). For every node of
 // the snapshot that carries the topology key, it holds, per value of that key (a domain), the number
@@ -18,8 +19,9 @@
 // are chunked (cow_array), so a copy costs one chunk of 64 values plus the chunk pointers, never the
 // whole 5000-domain array. Readers of older snapshots keep their counts.
 //
-// Which counters exist: the cache keeps one for every spread constraint of the pods it places, up to
-// topology_index_writer::max_counters, evicting the least recently seen (see scheduler_cache).
+// Which counters exist: the cache keeps one for every spread constraint and required anti-affinity
+// term of the pods it places, up to topology_index_writer::max_counters, evicting the least recently
+// seen (see scheduler_cache). A reader finding no counter, or an incomplete set, scans as before.
 #include <array>
 #include <atomic>
 #include <cstdint>
@@ -217,7 +219,7 @@ private:
   topology_index::counter& mutable_counter(topology_index& ix, size_t c);
   uint32_t domain_id(topology_index& ix, size_t t, const std::string& value);  // counts one more node
   void release_node(topology_index& ix, size_t t, const std::string& value);   // one node fewer
-  uint32_t known_id(const topology_index& ix, const std::string& key, const std::string& value) const;
+  long known_id(const topology_index& ix, const std::string& key, const std::string& value) const;
   // A pod's weight in counter c (see topology_index::kind), memoized per counter by label identity.
   int weight(size_t c, const topology_index::counter_key& k, const pod_key& pk, const pod_info& p);
   // Adds delta times the weight of the pods of `n` to counter c at `id` (or, id < 0, to refs only).
