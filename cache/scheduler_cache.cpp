@@ -19,18 +19,26 @@ std::shared_ptr<node_info> scheduler_cache::mutable_copy(const std::string& name
   return nullptr;
 }
 
-void scheduler_cache::put_node(std::shared_ptr<node_info> n) {
+bool scheduler_cache::put_node(std::shared_ptr<node_info> n) {
   n->generation = ++generation_;
   long i = snap_.index_of(n->name);
   if (i >= 0) {
     snap_.set_node(static_cast<size_t>(i), std::move(n), generation_);
     published_.reset();
-    return;
+    return true;
   }
   if (n->pods.empty())
     ghosts_.erase(n->name);
   else
     ghosts_[n->name] = std::move(n);
+  return false;
+}
+
+void scheduler_cache::track_constraints(const pod_info& p) {
+  if (p.spread_constraints.empty() && p.required_anti_affinity.empty()) return;
+  topology_.track(snap_.mutable_topology(), p, [&](auto&& f) {
+    for (size_t i = 0; i < snap_.size(); ++i) f(snap_.node(i));
+  });
 }
 
 void scheduler_cache::add_or_update_node(std::shared_ptr<node_info> compiled) {
@@ -52,17 +60,23 @@ void scheduler_cache::add_or_update_node(std::shared_ptr<node_info> compiled) {
   ghosts_.erase(compiled->name);
   compiled->generation = ++generation_;
   long i = snap_.index_of(compiled->name);
+  // The node as the snapshot held it (a ghost was not in it, so its pods enter the index now).
+  node_info_ptr before = i >= 0 ? snap_.node_ptr(static_cast<size_t>(i)) : nullptr;
+  const node_info* after = compiled.get();
   if (i >= 0)
     snap_.set_node(static_cast<size_t>(i), std::move(compiled), generation_);
   else
     snap_.add_node(std::move(compiled), generation_);
+  topology_.node_changed(snap_.mutable_topology(), before.get(), after);
   published_.reset();
   log_structural();
 }
 
 void scheduler_cache::remove_node(const std::string& name) {
-  const node_info* n = snap_.find(name);
-  if (n == nullptr) return;
+  long at = snap_.index_of(name);
+  if (at < 0) return;
+  node_info_ptr gone = snap_.node_ptr(static_cast<size_t>(at));  // alive for node_changed below
+  const node_info* n = gone.get();
   if (!n->pods.empty()) {
     // Pods still reference it: keep their accounting until they go, out of the snapshot.
     auto ghost = n->clone();
@@ -71,6 +85,7 @@ void scheduler_cache::remove_node(const std::string& name) {
     ghosts_[name] = std::move(ghost);
   }
   snap_ = snap_.without_node(name, ++generation_);
+  topology_.node_changed(snap_.mutable_topology(), n, nullptr);
   published_.reset();
   log_structural();
 }
@@ -82,14 +97,16 @@ void scheduler_cache::place(const pod_info_ptr& p) {
     n->name = p->node_name;
   }
   n->add_pod(p);
-  put_node(std::move(n));
+  auto* node = n.get();
+  if (put_node(std::move(n))) topology_.pod_changed(snap_.mutable_topology(), *node, *p, 1);
   log_pod(true, p);
 }
 
 void scheduler_cache::unplace(const pod_info_ptr& p) {
   auto n = mutable_copy(p->node_name);
   if (!n || !n->remove_pod(p)) return;
-  put_node(std::move(n));
+  auto* node = n.get();
+  if (put_node(std::move(n))) topology_.pod_changed(snap_.mutable_topology(), *node, *p, -1);
   log_pod(false, p);
 }
 
@@ -102,7 +119,11 @@ void scheduler_cache::replace(const pod_info_ptr& old_p, const pod_info_ptr& new
   }
   bool removed = n->remove_pod(old_p);
   n->add_pod(new_p);
-  put_node(std::move(n));
+  auto* node = n.get();
+  if (put_node(std::move(n))) {
+    if (removed) topology_.pod_changed(snap_.mutable_topology(), *node, *old_p, -1);
+    topology_.pod_changed(snap_.mutable_topology(), *node, *new_p, 1);
+  }
   if (removed) log_pod(false, old_p);
   log_pod(true, new_p);
 }
@@ -134,6 +155,7 @@ void scheduler_cache::drop_pod(const std::string& uid) {
 
 status_or_error scheduler_cache::add_pod(const pod_info_ptr& p) {
   if (p->node_name.empty()) return fail("pod " + p->key() + " has no node, so it can't be added to the cache");
+  track_constraints(*p);
   auto it = pods_.find(p->uid);
   if (it == pods_.end()) {
     // Never assumed, or assumed and expired: add it.
@@ -176,6 +198,7 @@ status_or_error scheduler_cache::remove_pod(const pod_info_ptr& p) {
 
 status_or_error scheduler_cache::assume_pod(const pod_info_ptr& p, const std::string& node) {
   if (pods_.count(p->uid)) return fail("pod " + p->key() + " is in the cache, so can't be assumed");
+  track_constraints(*p);
   auto bound = with_node_name(*p, node);
   set_nomination(p->uid, nullptr, "");  // kube's assume deletes the nominated pod, if any
   place(bound);

@@ -36,8 +36,12 @@ namespace kas {
 class scheduler_cache {
 public:
   using clock = std::chrono::steady_clock;
-  explicit scheduler_cache(std::chrono::nanoseconds assumed_ttl = std::chrono::nanoseconds{0})
-    : ttl_(assumed_ttl) {}
+  // `max_topology_counters` caps the topology index's counters (see topology_index.hpp).
+  explicit scheduler_cache(std::chrono::nanoseconds assumed_ttl = std::chrono::nanoseconds{0},
+                           size_t max_topology_counters = topology_index_writer::default_max_counters)
+    : ttl_(assumed_ttl), topology_(max_topology_counters) {
+    topology_.adopt(snap_.mutable_topology());
+  }
 
   // Nodes.
   void add_or_update_node(std::shared_ptr<node_info> compiled);  // keeps the pods already on it
@@ -107,8 +111,13 @@ private:
   // unplace(old_p) + place(new_p) with one copy of the node when both are on the same node (a
   // bound pod's status update, an assumed pod's confirmation): the cache's most frequent change.
   void replace(const pod_info_ptr& old_p, const pod_info_ptr& new_p);
-  // Stores a changed node where it lives (snapshot or ghosts_), stamping a new generation.
-  void put_node(std::shared_ptr<node_info> n);
+  // Stores a changed node where it lives (snapshot or ghosts_), stamping a new generation. True
+  // when it is in the snapshot (so its pods count in the topology index).
+  bool put_node(std::shared_ptr<node_info> n);
+  // Keeps the topology-index counters for the spread constraints and required anti-affinity terms
+  // of a pod about to be placed, so the next pods of its kind (a workload's replicas share them)
+  // find their counts indexed.
+  void track_constraints(const pod_info& p);
   std::shared_ptr<node_info> mutable_copy(const std::string& name) const;  // null if unknown
   void drop_pod(const std::string& uid);  // unplace + forget the state
 
@@ -118,6 +127,7 @@ private:
   // Kept out of the snapshot, as kube's cache keeps nodeInfos whose Node() is nil out of its snapshot.
   std::unordered_map<std::string, std::shared_ptr<node_info>> ghosts_;
   snapshot snap_;
+  topology_index_writer topology_;  // keeps snap_.topology() equal to a recount of snap_
   snapshot::nominated_map nominated_;  // node -> unbound pods nominated to it
   std::unordered_map<std::string, std::string> nominated_node_;  // uid -> its node in nominated_
   // Uids of the cluster's unbound pods (kube's nominator asks its pod lister the same).

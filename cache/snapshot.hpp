@@ -17,6 +17,7 @@
 #include "cache/cluster_objects.hpp"
 #include "cache/node_hot.hpp"
 #include "cache/node_info.hpp"
+#include "cache/topology_index.hpp"
 
 namespace kas {
 
@@ -68,6 +69,13 @@ public:
     auto it = image_nodes_->find(image);
     return it == image_nodes_->end() ? 0 : it->second;
   }
+
+  // Pod counts per topology domain (see topology_index.hpp). Only the scheduler_cache fills it;
+  // a snapshot built otherwise has no counters, and plugins then count by scanning.
+  const topology_index& topology() const { return topology_; }
+  // For the owner of a working copy (scheduler_cache's topology_index_writer): the index is shared
+  // with published copies part by part, and the writer copies a part before changing it.
+  topology_index& mutable_topology() { return topology_; }
 
   size_t size() const { return size_; }
   uint64_t generation() const { return generation_; }
@@ -127,6 +135,7 @@ private:
   void update_image_counts(const node_info* before, const node_info* after);
   void update_affinity_lists(uint32_t index, const node_info* before, const node_info& after);
   void rebuild_affinity_lists();
+  topology_index topology_;
   size_t size_ = 0;
   uint64_t generation_ = 0;
 };

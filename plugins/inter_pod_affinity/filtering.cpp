@@ -18,6 +18,29 @@ struct required_terms {
   label_map ns_labels;                       // the incoming pod's namespace labels
 };
 
+// Counts read from the snapshot's topology index instead of a map: the sum of `counters` at the
+// domain of one topology key. Index counts are never negative, so a sum is > 0 exactly when some
+// counter's is, and the (key, value) pairs with a non-zero sum are the map's entries.
+struct index_view {
+  std::shared_ptr<const topology_index::table> table;
+  std::vector<std::shared_ptr<const topology_index::counter>> counters;
+  int64_t get(const std::string& value) const {
+    const long id = table->id_of(value);
+    if (id < 0) return 0;
+    int64_t sum = 0;
+    for (const auto& c : counters) sum += c->counts.get(static_cast<size_t>(id));
+    return sum;
+  }
+};
+
+// The view of `key` in `views`, created empty if absent.
+index_view& view_of(std::vector<index_view>& views, const topology_index& ix, const std::string& key) {
+  for (auto& v : views)
+    if (v.table->topology_key == key) return v;
+  views.push_back({ix.find_table_shared(key), {}});
+  return views.back();
+}
+
 struct pre_filter_state final : fw::state_data {
   // Topology pairs -> existing pods whose required anti-affinity terms match the incoming pod.
   topology_counts existing_anti_affinity;
@@ -26,8 +49,24 @@ struct pre_filter_state final : fw::state_data {
   // Topology pairs -> existing pods that match the incoming pod's required anti-affinity terms.
   topology_counts anti_affinity;
   std::shared_ptr<const required_terms> terms;
+  // When non-empty (anti_indexed), existing_anti_affinity's (anti_affinity's) counts are these
+  // views' plus the map's: PreFilter leaves the map empty, and AddPod/RemovePod write their deltas
+  // to it, so a count is kube's, the index's value plus the changes since. (kube's map emptiness
+  // only shortcuts Filter, and decides PreFilter's Skip, before any change.) One view per key.
+  std::vector<index_view> existing_views, anti_views;
+  bool anti_indexed = false;
 
   std::shared_ptr<fw::state_data> clone() const override { return std::make_shared<pre_filter_state>(*this); }
+
+  bool existing_empty() const { return existing_views.empty() && existing_anti_affinity.empty(); }
+  static int64_t view_get(const std::vector<index_view>& views, const std::string& key, const std::string& value) {
+    for (const auto& v : views)
+      if (v.table->topology_key == key) return v.get(value);
+    return 0;
+  }
+  int64_t anti_get(const std::string& key, const std::string& value) const {
+    return view_get(anti_views, key, value) + anti_affinity.get(key, value);
+  }
 
   // kube's preFilterState.updateWithPod.
   void update_with_pod(const pod_info& incoming, const pod_info& other, const label_map& node_labels, int64_t mult) {
@@ -42,6 +81,43 @@ struct pre_filter_state final : fw::state_data {
 
 std::string read_error(std::string_view key) {
   return "error reading \"" + std::string(key) + "\" from cycleState: not found";
+}
+
+// Existing pods' anti-affinity from the index, when its held counters cover every required
+// anti-affinity term on the snapshot's nodes (topology_index::held_complete): kube adds 1 at the
+// term's topology pair for each term of an existing pod that matches the incoming pod, and a held
+// counter holds, per domain, how many terms equal to its own the pods there have; equal terms
+// match alike, so summing the counters whose term matches gives kube's counts. O(held counters).
+bool index_existing_anti_affinity(const pod_info& pod, const snapshot& snap, pre_filter_state& s) {
+  const topology_index& ix = snap.topology();
+  if (ix.held_terms() == 0 || !ix.held_complete()) return false;
+  for (size_t c = 0; c < ix.counter_count(); ++c) {
+    const auto& counter = ix.counter_ptr(c);
+    if (counter->key->what != topology_index::kind::held || counter->total == 0) continue;
+    if (!counter->key->held.matches(pod, &s.terms->ns_labels)) continue;
+    view_of(s.existing_views, ix, counter->key->topology_key).counters.push_back(counter);
+  }
+  return true;
+}
+
+// The incoming pod's anti-affinity terms from the index, when each has a term counter: those
+// count, per domain, the pods on nodes carrying the term's key that the merged term matches,
+// which is what count_incoming_terms adds per term. O(terms).
+bool index_incoming_anti_affinity(const snapshot& snap, pre_filter_state& s) {
+  const topology_index& ix = snap.topology();
+  const auto& anti = s.terms->anti_affinity;
+  if (anti.empty() || ix.counter_count() == 0) return false;
+  std::vector<std::shared_ptr<const topology_index::counter>> found;
+  for (const auto& t : anti) {
+    auto text = term_text(t);
+    auto counter = text ? ix.find(*text) : nullptr;
+    if (!counter) return false;
+    found.push_back(std::move(counter));
+  }
+  for (size_t i = 0; i < anti.size(); ++i)
+    view_of(s.anti_views, ix, anti[i].topology_key).counters.push_back(std::move(found[i]));
+  s.anti_indexed = true;
+  return true;
 }
 
 // Existing pods' anti-affinity, and the node labels they count under.
@@ -59,8 +135,9 @@ void count_existing_anti_affinity(const pod_info& pod, const snapshot& snap, pre
 }
 
 void count_incoming_terms(const snapshot& snap, pre_filter_state& s) {
+  static const std::vector<affinity_term> none;
   const auto& aff = s.terms->affinity;
-  const auto& anti = s.terms->anti_affinity;
+  const auto& anti = s.anti_indexed ? none : s.terms->anti_affinity;
   if (aff.empty() && anti.empty()) return;
   ipa::key_deltas in_aff, in_anti;
   for (size_t i = 0; i < snap.size(); ++i) {
@@ -78,18 +155,26 @@ void count_incoming_terms(const snapshot& snap, pre_filter_state& s) {
 
 // kube's satisfyExistingPodsAntiAffinity.
 bool satisfies_existing_pods_anti_affinity(const pre_filter_state& s, const node_info& node) {
-  if (s.existing_anti_affinity.empty()) return true;
+  if (s.existing_empty()) return true;
+  if (!s.existing_views.empty() && s.existing_anti_affinity.empty()) {
+    // Only the views' keys have pairs: the node's value of each.
+    for (const auto& v : s.existing_views) {
+      const std::string* value = node.labels.get(v.table->topology_key);
+      if (value && v.get(*value) > 0) return false;
+    }
+    return true;
+  }
   for (const auto& [k, v] : node.labels.entries())
-    if (s.existing_anti_affinity.get(k, v) > 0) return false;
+    if (pre_filter_state::view_get(s.existing_views, k, v) + s.existing_anti_affinity.get(k, v) > 0) return false;
   return true;
 }
 
 // kube's satisfyPodAntiAffinity.
 bool satisfies_pod_anti_affinity(const pre_filter_state& s, const node_info& node) {
-  if (s.anti_affinity.empty()) return true;
+  if (!s.anti_indexed && s.anti_affinity.empty()) return true;
   for (const auto& t : s.terms->anti_affinity) {
     const std::string* v = node.labels.get(t.topology_key);
-    if (v && s.anti_affinity.get(t.topology_key, *v) > 0) return false;
+    if (v && s.anti_get(t.topology_key, *v) > 0) return false;
   }
   return true;
 }
@@ -119,10 +204,11 @@ fw::status inter_pod_affinity::pre_filter(fw::cycle_state& state, const pod_info
 
   auto s = std::make_shared<pre_filter_state>();
   s->terms = std::move(terms);
-  count_existing_anti_affinity(pod, snap, *s);
+  if (!index_existing_anti_affinity(pod, snap, *s)) count_existing_anti_affinity(pod, snap, *s);
+  index_incoming_anti_affinity(snap, *s);
   count_incoming_terms(snap, *s);
 
-  if (s->existing_anti_affinity.empty() && pod.required_affinity.empty() && pod.required_anti_affinity.empty())
+  if (s->existing_empty() && pod.required_affinity.empty() && pod.required_anti_affinity.empty())
     return fw::status::skip();
   state.write(pre_filter_key, std::move(s));
   return fw::status::ok();

@@ -58,13 +58,16 @@ std::vector<weighted_affinity_term> merge_namespaces(const std::vector<weighted_
 
 void topology_counts::update(const label_map& node_labels, const std::string& key, int64_t delta) {
   const std::string* value = node_labels.get(key);
-  if (!value) return;
+  if (value) add(key, *value, delta);
+}
+
+void topology_counts::add(const std::string& key, std::string_view value, int64_t delta) {
   auto outer = std::find_if(keys_.begin(), keys_.end(), [&](const per_key& k) { return k.key == key; });
   if (outer == keys_.end()) outer = keys_.insert(keys_.end(), per_key{key, {}});
   auto& inner = outer->values;
-  auto it = inner.find(*value);
+  auto it = inner.find(value);
   if (it == inner.end()) {
-    storage_.push_back(*value);
+    storage_.emplace_back(value);
     it = inner.emplace(std::string_view(storage_.back()), 0).first;
   }
   it->second += delta;

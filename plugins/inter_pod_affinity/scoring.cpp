@@ -79,6 +79,11 @@ fw::status inter_pod_affinity::pre_score(fw::cycle_state& state, const pod_info&
   // handed in are the best available.
   static const cluster_objects no_objects;
   const snapshot* snap = state.snapshot();
+  // Without preferred terms of its own, only existing pods with a required affinity or preferred
+  // term can add a score; when the cache's snapshot counts none, every visit below adds nothing,
+  // the map stays empty and PreScore skips: skip now instead of visiting them.
+  if (snap && !has_constraints && snap->topology().maintained() && snap->topology().pods_with_scoring_terms() == 0)
+    return fw::status::skip();
   const cluster_objects& objects = snap ? snap->objects() : no_objects;
   const incoming_pod in{pod, ipa::merge_namespaces(pod.preferred_affinity, objects),
                         ipa::merge_namespaces(pod.preferred_anti_affinity, objects),

@@ -51,6 +51,8 @@ public:
   }
   // Adds `delta` at (key, node's value for key) when the node has the label.
   void update(const label_map& node_labels, const std::string& key, int64_t delta);
+  // Adds `delta` at (key, value).
+  void add(const std::string& key, std::string_view value, int64_t delta);
   int64_t get(std::string_view key, std::string_view value) const;
   bool empty() const { return keys_.empty(); }
 

@@ -106,6 +106,39 @@ bool match_node_inclusion_policies(const spread_constraint& c, const pod_info& p
   return true;
 }
 
+std::vector<const topology_index::counter*> exact_counters(const snapshot& snap, const pod_info& pod,
+                                                           const std::vector<spread_constraint>& constraints,
+                                                           bool require_all, bool skip_hostname) {
+  const topology_index& ix = snap.topology();
+  std::vector<const topology_index::counter*> out;
+  if (ix.counter_count() == 0) return out;
+  const bool node_affinity_free = pod.node_selector.empty() && !pod.required_node_affinity;
+  auto on_every_node = [&](std::string_view key) {
+    const topology_index::table* t = ix.find_table(key);
+    return t && t->nodes_with_key == static_cast<int64_t>(snap.size());
+  };
+  const uint32_t ns = intern_namespace(pod.ns);
+  out.reserve(constraints.size());
+  for (const auto& c : constraints) {
+    if (c.node_affinity_policy == node_inclusion_policy::honor && !node_affinity_free) return {};
+    if (c.node_taints_policy == node_inclusion_policy::honor && ix.hard_tainted_nodes() != 0) return {};
+    if (require_all) {
+      for (const auto& other : constraints)
+        if (other.topology_key != c.topology_key && !on_every_node(other.topology_key)) return {};
+    } else if (!on_every_node(c.topology_key)) {
+      return {};
+    }
+    if (skip_hostname && c.topology_key == label_hostname) {
+      out.push_back(nullptr);
+      continue;
+    }
+    const topology_index::counter* counter = ix.find(spread_text(ns, c.selector, c.topology_key)).get();
+    if (!counter) return {};
+    out.push_back(counter);
+  }
+  return out;
+}
+
 bool is_terminating(const pod_info& pod) { return pod.pod && pod.pod->metadata().has_deletion_timestamp(); }
 
 int count_pods_match_selector(const pod_list& pods, const label_selector& selector,
@@ -114,7 +147,10 @@ int count_pods_match_selector(const pod_list& pods, const label_selector& select
 }
 
 selector_counter::selector_counter(const label_selector& selector, const std::string& ns)
-  : selector_(selector), empty_(selector_empty(selector)), ns_(intern_namespace(ns)) {}
+  : selector_counter(selector, intern_namespace(ns)) {}
+
+selector_counter::selector_counter(const label_selector& selector, uint32_t ns)
+  : selector_(selector), empty_(selector_empty(selector)), ns_(ns) {}
 
 bool selector_counter::matches(const pod_list& pods, size_t i, const pod_key& k) {
   if (k.labels)

@@ -9,6 +9,7 @@
 #include "cache/cluster_objects.hpp"
 #include "cache/node_info.hpp"
 #include "cache/pod_info.hpp"
+#include "cache/snapshot.hpp"
 
 namespace kas::plugins::pts {
 
@@ -49,6 +50,8 @@ int count_pods_match_selector(const pod_list& pods, const label_selector& select
 class selector_counter {
 public:
   selector_counter(const label_selector& selector, const std::string& ns);
+  // The same with the namespace already interned (intern_namespace takes a lock and hashes).
+  selector_counter(const label_selector& selector, uint32_t ns);
   int count(const pod_list& pods);
 
 private:
@@ -60,6 +63,22 @@ private:
   std::array<std::pair<const void*, bool>, memo_size> memo_{};
   size_t memo_used_ = 0, memo_next_ = 0;
 };
+
+// The snapshot's topology-index counters for `constraints` (one per constraint, in order) when each
+// equals, for every domain, what a scan of every node and pod counts for `pod`; empty when any does
+// not, and the caller scans. Constraints with skip_hostname and the hostname key get a null entry
+// (PreScore counts those per node at Score). Why the counters are then exact:
+// - a counter counts countPodsMatchSelector(pod.ns, selector) over the nodes carrying its key, the
+//   scan over the nodes that pass the inclusion policies and (require_all) carry every key;
+// - the policies pass on every node when nodeAffinityPolicy Honor meets a pod without nodeSelector
+//   and required node affinity, and nodeTaintsPolicy Honor meets no node with a NoSchedule or
+//   NoExecute taint (only those can be untolerated); otherwise we scan;
+// - with require_all, "carries every key" equals "carries this constraint's key" when every other
+//   key is on every node; without it (system defaults) the scan also counts nodes lacking the key
+//   under the value "", so the key itself must be on every node.
+std::vector<const topology_index::counter*> exact_counters(const snapshot& snap, const pod_info& pod,
+                                                           const std::vector<spread_constraint>& constraints,
+                                                           bool require_all, bool skip_hostname);
 
 // metadata.deletionTimestamp is set.
 bool is_terminating(const pod_info& pod);

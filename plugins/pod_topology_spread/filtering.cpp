@@ -30,13 +30,43 @@ namespace {
 
 constexpr std::string_view err_no_state = "reading \"PreFilterPodTopologySpread\" from cycleState: not found";
 
-// kube's calPreFilterState over every node of the snapshot.
+// kube's calPreFilterState's count: over every node of the snapshot and every pod on it.
+void count_by_scan(pts::pre_filter_state& s, const pod_info& pod, const snapshot& snap,
+                   const std::vector<spread_constraint>& constraints);
+
+// kube's calPreFilterState over every node of the snapshot: from the snapshot's topology index when
+// it is exact for this pod, else by scanning.
 std::shared_ptr<pts::pre_filter_state> cal_pre_filter_state(const pod_info& pod, const snapshot& snap,
                                                            std::vector<spread_constraint> constraints) {
   auto s = std::make_shared<pts::pre_filter_state>();
   const size_t n = constraints.size();
   s->tp_value_to_match_num.resize(n);
   s->paths.resize(n);
+  auto indexed = pts::exact_counters(snap, pod, constraints, true, false);
+  if (!indexed.empty()) {
+    // O(domains): every domain of an eligible node gets its count (pts::exact_counters says why
+    // these are the scan's counts; with every node eligible, the domains are the table's).
+    for (size_t i = 0; i < n; ++i) {
+      const auto* table = snap.topology().find_table(constraints[i].topology_key);
+      auto& counts = s->tp_value_to_match_num[i];
+      for (size_t id = 0; id < table->ids; ++id)
+        if (table->nodes.get(id) > 0) counts[table->values.get(id)] = indexed[i]->counts.get(id);
+    }
+  } else {
+    count_by_scan(*s, pod, snap, constraints);
+  }
+  for (size_t i = 0; i < n; ++i)
+    for (auto& [value, num] : s->tp_value_to_match_num[i]) s->paths[i].update(value, num);
+  s->self_labels = pod.labels;
+  s->self_match.reserve(n);
+  for (const auto& c : constraints) s->self_match.push_back(c.selector.matches(pod.labels) ? 1 : 0);
+  s->constraints = std::make_shared<const std::vector<spread_constraint>>(std::move(constraints));
+  return s;
+}
+
+void count_by_scan(pts::pre_filter_state& s, const pod_info& pod, const snapshot& snap,
+                   const std::vector<spread_constraint>& constraints) {
+  const size_t n = constraints.size();
   std::vector<pts::selector_counter> counters;
   counters.reserve(n);
   for (const auto& c : constraints) counters.emplace_back(c.selector, pod.ns);
@@ -47,13 +77,9 @@ std::shared_ptr<pts::pre_filter_state> cal_pre_filter_state(const pod_info& pod,
       const auto& c = constraints[i];
       if (!pts::match_node_inclusion_policies(c, pod, node)) continue;
       const std::string& value = pts::label_value(node.labels, c.topology_key);
-      s->tp_value_to_match_num[i][value] += counters[i].count(node.pods);
+      s.tp_value_to_match_num[i][value] += counters[i].count(node.pods);
     }
   }
-  for (size_t i = 0; i < n; ++i)
-    for (auto& [value, num] : s->tp_value_to_match_num[i]) s->paths[i].update(value, num);
-  s->constraints = std::make_shared<const std::vector<spread_constraint>>(std::move(constraints));
-  return s;
 }
 
 }  // namespace
@@ -109,7 +135,8 @@ fw::status pod_topology_spread::filter(const fw::cycle_state& state, const pod_i
     if (!value) return fw::status::unresolvable(err_reason_node_label_not_match);
     // existing matching pods + self-match - global minimum must not exceed maxSkew.
     const int min_match = s->min_match_num(i, c.min_domains);
-    const int self_match = c.selector.matches(pod.labels) ? 1 : 0;
+    const bool same_pod = s->self_labels.identity() == pod.labels.identity() && s->self_match.size() == constraints.size();
+    const int self_match = same_pod ? s->self_match[i] : c.selector.matches(pod.labels) ? 1 : 0;
     const auto& counts = s->tp_value_to_match_num[i];
     auto it = counts.find(*value);
     const int match = it == counts.end() ? 0 : it->second;

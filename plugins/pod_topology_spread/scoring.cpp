@@ -81,7 +81,29 @@ fw::status pod_topology_spread::pre_score(fw::cycle_state& state, const pod_info
   const bool require_all = !pod.spread_constraints.empty() || !system_defaulted_;
   d->constraints = pts::constraints_for(pod, false, defaults_, objects);
   if (d->constraints.empty()) return fw::status::skip();
+  d->ns = intern_namespace(pod.ns);
   init_pre_score(*d, nodes, require_all);
+
+  auto indexed = snap ? pts::exact_counters(*snap, pod, d->constraints, require_all, true)
+                      : std::vector<const topology_index::counter*>{};
+  if (!indexed.empty()) {
+    // O(domains): the counter's count of a domain is what count_node sums over its nodes
+    // (pts::exact_counters says why); only domains of feasible nodes have entries to fill.
+    for (size_t i = 0; i < d->constraints.size(); ++i) {
+      if (!indexed[i]) continue;  // hostname: counted per node at Score
+      const auto* table = snap->topology().find_table(d->constraints[i].topology_key);
+      auto& counts = d->topology_value_to_pod_counts[i];
+      for (size_t id = 0; id < table->ids && !counts.empty(); ++id) {
+        if (table->nodes.get(id) == 0) continue;
+        auto it = counts.find(table->values.get(id));
+        if (it != counts.end()) it->second = indexed[i]->counts.get(id);
+      }
+    }
+    auto s = std::make_shared<pts::pre_score_state>();
+    s->data = std::move(d);
+    state.write(pre_score_key, std::move(s));
+    return fw::status::ok();
+  }
 
   std::vector<pts::selector_counter> counters;
   counters.reserve(d->constraints.size());
@@ -97,7 +119,7 @@ fw::status pod_topology_spread::pre_score(fw::cycle_state& state, const pod_info
   return fw::status::ok();
 }
 
-fw::status pod_topology_spread::score(const fw::cycle_state& state, const pod_info& pod, const node_info& node,
+fw::status pod_topology_spread::score(const fw::cycle_state& state, const pod_info&, const node_info& node,
                                       int64_t& out) const {
   out = 0;
   const auto* s = state.read_as<pts::pre_score_state>(pre_score_key);
@@ -111,7 +133,9 @@ fw::status pod_topology_spread::score(const fw::cycle_state& state, const pod_in
     if (!value) continue;
     int64_t count = 0;
     if (c.topology_key == pts::label_hostname) {
-      count = pts::count_pods_match_selector(node.pods, c.selector, pod.ns);
+      // countPodsMatchSelector on this node; the namespace was interned once at PreScore, not
+      // per node (interning takes a shared lock).
+      count = pts::selector_counter(c.selector, d.ns).count(node.pods);
     } else {
       auto it = d.topology_value_to_pod_counts[i].find(*value);
       if (it != d.topology_value_to_pod_counts[i].end()) count = it->second;

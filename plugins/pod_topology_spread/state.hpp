@@ -30,6 +30,12 @@ struct pre_filter_state final : fw::state_data {
   std::shared_ptr<const std::vector<spread_constraint>> constraints;
   std::vector<critical_paths> paths;  // indexed by constraint
   std::vector<std::unordered_map<std::string, int>> tp_value_to_match_num;  // indexed by constraint
+  // Filter's selfMatchNum per constraint: whether the selector matches self_labels (the cycle's
+  // pod's). A pure function of those labels, so Filter need not match the selector again on every
+  // node; a pod with other labels (another identity) recomputes it. Held, so the identity stays
+  // theirs.
+  label_map self_labels;
+  std::vector<int> self_match;
 
   // kube's minMatchNum: the global minimum, or 0 when fewer domains than minDomains are eligible.
   int min_match_num(size_t i, int32_t min_domains) const {
@@ -42,6 +48,7 @@ struct pre_filter_state final : fw::state_data {
 
 struct pre_score_data {
   std::vector<spread_constraint> constraints;
+  uint32_t ns = 0;  // intern_namespace(pod.ns), for Score's per-node count of hostname constraints
   // Feasible nodes missing some topology key: scored 0.
   std::set<std::string, std::less<>> ignored_nodes;
   // Matching pods per topology value, indexed by constraint (hostname constraints are counted at
