@@ -67,4 +67,15 @@ inline std::string reasons(const fw::status& s) {
   return out;
 }
 
+// A selector with one requirement: key In values.
+inline label_selector selector_in(const std::string& key, std::vector<std::string> values) {
+  label_selector s;
+  selector_requirement r;
+  r.key = key;
+  r.op = selector_op::in;
+  r.values = std::move(values);
+  s.requirements.push_back(r);
+  return s;
+}
+
 }  // namespace kas::test

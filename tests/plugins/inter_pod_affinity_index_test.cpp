@@ -17,15 +17,7 @@
 namespace kas::plugins {
 namespace {
 
-label_selector in(const std::string& key, std::vector<std::string> values) {
-  label_selector s;
-  selector_requirement r;
-  r.key = key;
-  r.op = selector_op::in;
-  r.values = std::move(values);
-  s.requirements.push_back(r);
-  return s;
-}
+using test::selector_in;
 
 struct random_cluster {
   std::mt19937 rng;
@@ -40,7 +32,7 @@ struct random_cluster {
   affinity_term term(const std::string& ns) {
     affinity_term t;
     t.topology_key = chance(60) ? "kubernetes.io/hostname" : "zone";
-    t.selector = chance(70) ? in("app", {"x"}) : in("tier", {"fe", "be"});
+    t.selector = chance(70) ? selector_in("app", {"x"}) : selector_in("tier", {"fe", "be"});
     switch (pick(6)) {
       case 0: t.namespaces = {"default", "other"}; break;
       case 1: t.namespace_selector = label_selector{}; break;  // every namespace
@@ -48,7 +40,7 @@ struct random_cluster {
         t.namespaces = {ns};
         t.namespace_selector = label_selector{{}, true};  // nil: the list only
         break;
-      case 3: t.namespace_selector = in("team", {"a"}); break;  // depends on namespace labels
+      case 3: t.namespace_selector = selector_in("team", {"a"}); break;  // depends on namespace labels
       default: t.namespaces = {ns}; break;
     }
     return t;

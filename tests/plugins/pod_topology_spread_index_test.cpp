@@ -18,17 +18,9 @@
 namespace kas::plugins {
 namespace {
 
-constexpr const char* hostname = "kubernetes.io/hostname";
+using test::selector_in;
 
-label_selector in(const std::string& key, std::vector<std::string> values) {
-  label_selector s;
-  selector_requirement r;
-  r.key = key;
-  r.op = selector_op::in;
-  r.values = std::move(values);
-  s.requirements.push_back(r);
-  return s;
-}
+constexpr const char* hostname = "kubernetes.io/hostname";
 
 struct random_cluster {
   std::mt19937 rng;
@@ -41,8 +33,8 @@ struct random_cluster {
   bool chance(int percent) { return static_cast<int>(pick(100)) < percent; }
 
   std::vector<spread_constraint> constraints(bool hard) {
-    static const std::vector<label_selector> selectors = {in("app", {"x"}), in("app", {"x", "y"}),
-                                                          in("tier", {"fe"}), label_selector{}};
+    static const std::vector<label_selector> selectors = {selector_in("app", {"x"}), selector_in("app", {"x", "y"}),
+                                                          selector_in("tier", {"fe"}), label_selector{}};
     static const std::vector<std::string> keys = {"zone", hostname, "rack"};
     std::vector<spread_constraint> out;
     for (size_t k = 0, n = 1 + pick(2); k < n; ++k) {
