@@ -318,6 +318,32 @@ status framework::score_node(const cycle_state& state, const pod_info& pod, cons
   return status::ok();
 }
 
+status framework::score_row(size_t i, const cycle_state& state, const pod_info& pod,
+                            const std::vector<const node_info*>& nodes, const node_hot* const* hot,
+                            int64_t* row) const {
+  const size_t n = nodes.size();
+  auto* p = score_[i];
+  status s;
+  if (state.record_plugin_metrics && plugin_metrics_ && n > 0) {
+    // A sampled cycle times the plugin's whole pass and reports it as n calls of the mean
+    // duration: count and sum are exact, the buckets hold the per-node mean. (Timing each call
+    // took the pass off score_nodes and cost ~8% of bench throughput with metrics on.)
+    auto start = std::chrono::steady_clock::now();
+    if (!hot || !p->score_hot(state, pod, hot, n, row)) s = p->score_nodes(state, pod, nodes.data(), n, row);
+    plugin_metrics_->observe(metric_point::score, p->name(), s.get_code(),
+                             (std::chrono::steady_clock::now() - start) / n, static_cast<uint32_t>(n));
+  } else if (!hot || !p->score_hot(state, pod, hot, n, row)) {
+    s = p->score_nodes(state, pod, nodes.data(), n, row);
+  }
+  return s.is_success() ? s : s.with_plugin(p->name());
+}
+
+status framework::invalid_score(size_t i, int64_t v) const {
+  return status::error("plugin \"" + std::string(score_[i]->name()) + "\" returns an invalid score " +
+                       std::to_string(v) + ", it should in the range of [0, 100] after normalizing")
+    .with_plugin(score_[i]->name());
+}
+
 status framework::score_nodes(const cycle_state& state, const pod_info& pod,
                               const std::vector<const node_info*>& nodes,
                               std::vector<std::vector<node_score>>& raw, const node_hot* const* hot) const {
@@ -328,23 +354,8 @@ status framework::score_nodes(const cycle_state& state, const pod_info& pod,
   for (size_t i = 0; i < score_.size(); ++i) {
     auto& out = raw[i];
     out.resize(n);
-    auto* p = score_[i];
-    if (!state.skip_score(i)) {
-      status s;
-      if (state.record_plugin_metrics && plugin_metrics_ && n > 0) {
-        // A sampled cycle times the plugin's whole pass and reports it as n calls of the mean
-        // duration: count and sum are exact, the buckets hold the per-node mean. (Timing each call
-        // took the pass off score_nodes and cost ~8% of bench throughput with metrics on.)
-        auto start = std::chrono::steady_clock::now();
-        if (!hot || !p->score_hot(state, pod, hot, n, row.data())) s = p->score_nodes(state, pod, nodes.data(), n, row.data());
-        plugin_metrics_->observe(metric_point::score, p->name(), s.get_code(),
-                                 (std::chrono::steady_clock::now() - start) / n, static_cast<uint32_t>(n));
-      } else if (!hot || !p->score_hot(state, pod, hot, n, row.data())) {
-        s = p->score_nodes(state, pod, nodes.data(), n, row.data());
-      }
-      if (!s.is_success()) return s.with_plugin(p->name());
-    }
     if (state.skip_score(i)) continue;  // NormalizeScore and the weights skip this row too
+    if (auto s = score_row(i, state, pod, nodes, hot, row.data()); !s.is_success()) return s;
     for (size_t k = 0; k < n; ++k) out[k] = {nodes[k]->name, row[k]};
   }
   return status::ok();
@@ -364,10 +375,7 @@ status framework::normalize_and_weigh(const cycle_state& state, const pod_info& 
     }
     for (size_t k = 0; k < n; ++k) {
       int64_t v = raw[i][k].score;
-      if (v < min_node_score || v > max_node_score)
-        return status::error("plugin \"" + std::string(score_[i]->name()) + "\" returns an invalid score " +
-                             std::to_string(v) + ", it should in the range of [0, 100] after normalizing")
-          .with_plugin(score_[i]->name());
+      if (v < min_node_score || v > max_node_score) return invalid_score(i, v);
       totals[k] += v * weights_[i];
     }
   }
@@ -418,22 +426,9 @@ status framework::score_and_weigh(const cycle_state& state, const pod_info& pod,
   // Not zeroed: a plugin that scores writes its whole row, and a skipped plugin's row is not read.
   thread_local std::vector<int64_t> rows;
   rows.resize(score_.size() * n);
-  for (size_t i = 0; i < score_.size(); ++i) {
-    if (state.skip_score(i)) continue;
-    auto* p = score_[i];
-    int64_t* row = rows.data() + i * n;
-    status s;
-    if (state.record_plugin_metrics && plugin_metrics_ && n > 0) {
-      // Timed as in score_nodes: the whole pass, reported as n calls of the mean duration.
-      auto start = std::chrono::steady_clock::now();
-      if (!hot || !p->score_hot(state, pod, hot, n, row)) s = p->score_nodes(state, pod, nodes.data(), n, row);
-      plugin_metrics_->observe(metric_point::score, p->name(), s.get_code(),
-                               (std::chrono::steady_clock::now() - start) / n, static_cast<uint32_t>(n));
-    } else if (!hot || !p->score_hot(state, pod, hot, n, row)) {
-      s = p->score_nodes(state, pod, nodes.data(), n, row);
-    }
-    if (!s.is_success()) return s.with_plugin(p->name());
-  }
+  for (size_t i = 0; i < score_.size(); ++i)
+    if (!state.skip_score(i))
+      if (auto s = score_row(i, state, pod, nodes, hot, rows.data() + i * n); !s.is_success()) return s;
   totals.assign(n, 0);
   for (size_t i = 0; i < score_.size(); ++i) {
     if (state.skip_score(i)) continue;
@@ -444,12 +439,8 @@ status framework::score_and_weigh(const cycle_state& state, const pod_info& pod,
                     [&] { return p->normalize_row(state, pod, nodes.data(), n, row); });
       if (!s.is_success()) return s.with_plugin(p->name());
     }
-    if (!weigh_row(row, n, weights_[i], totals.data())) {
-      const int64_t* bad = std::find_if(row, row + n, [](int64_t v) { return v < min_node_score || v > max_node_score; });
-      return status::error("plugin \"" + std::string(p->name()) + "\" returns an invalid score " +
-                           std::to_string(*bad) + ", it should in the range of [0, 100] after normalizing")
-        .with_plugin(p->name());
-    }
+    if (!weigh_row(row, n, weights_[i], totals.data()))
+      return invalid_score(i, *std::find_if(row, row + n, [](int64_t v) { return v < min_node_score || v > max_node_score; }));
   }
   return status::ok();
 }

@@ -110,6 +110,12 @@ public:
   std::string_view filter_plugin_name(size_t i) const { return filter_[i]->name(); }
 
 private:
+  // Score plugin i's pass over `nodes` into `row` (from the hot records when it can), timed as one
+  // sampled observation when the cycle records plugin metrics.
+  status score_row(size_t i, const cycle_state& state, const pod_info& pod, const std::vector<const node_info*>& nodes,
+                   const node_hot* const* hot, int64_t* row) const;
+  // The Error for plugin i's score v outside [min_node_score, max_node_score] after NormalizeScore.
+  status invalid_score(size_t i, int64_t v) const;
   // Runs one plugin call; in a sampled cycle (record_plugin_metrics) it is timed and reported.
   template <class F>
   status call(bool record, metric_point point, const plugin* p, F&& f, uint32_t weight = 1) const {
