@@ -19,6 +19,7 @@
 
 #include "actors/app/bench_report.hpp"
 #include "actors/app/bench_result.hpp"
+#include "actors/app/malloc_tuning.hpp"
 #include "actors/app/cli.hpp"
 #include "actors/app/json_writer.hpp"
 #include "actors/app/metrics_endpoint.hpp"
@@ -271,7 +272,8 @@ void print_json(const bench_result& r) {
   w.key("runtime").begin_object();
   w.key("threads").value(static_cast<int64_t>(r.threads)).key("workers").value(static_cast<int64_t>(r.workers));
   w.key("binders").value(static_cast<int64_t>(r.binders)).key("pipelineDepth").value(static_cast<int64_t>(r.pipeline_depth));
-  w.key("batching").value(r.batching).key("recordMetrics").value(r.record_metrics).end_object();
+  w.key("batching").value(r.batching).key("recordMetrics").value(r.record_metrics);
+  w.key("mallocTcacheCount").value(r.malloc_tcache).end_object();
   w.key("invariants").begin_object().key("checks").value(i64(r.invariant_checks)).key("violations").begin_array();
   for (auto& v : r.violations) w.value(v);
   w.end_array().end_object();
@@ -286,9 +288,9 @@ void print_table(const bench_result& r) {
   std::printf("workload            %s%s%s\n", r.workload.c_str(), r.workload_file.empty() ? "" : "  ",
               r.workload_file.c_str());
   std::printf("cluster             %zu nodes, %zu init pods, %zu measured pods\n", r.nodes, r.init_pods, r.measured_pods);
-  std::printf("runtime             threads=%u workers=%u binders=%u pipelineDepth=%u batching=%s metrics=%s\n",
+  std::printf("runtime             threads=%u workers=%u binders=%u pipelineDepth=%u batching=%s metrics=%s tcache=%s\n",
               r.threads, r.workers, r.binders, r.pipeline_depth, r.batching ? "on" : "off",
-              r.record_metrics ? "on" : "off");
+              r.record_metrics ? "on" : "off", r.malloc_tcache.c_str());
   std::printf("scheduled           %zu   unschedulable %zu   preempted %zu   attempts %llu\n", r.scheduled,
               r.unschedulable, r.preempted, static_cast<unsigned long long>(r.attempts));
   if (r.stalled)
@@ -552,6 +554,7 @@ private:
     r_.pipeline_depth = cfg_.runtime.pipeline_depth;
     r_.batching = cfg_.runtime.batching;
     r_.record_metrics = cfg_.runtime.record_metrics;
+    r_.malloc_tcache = malloc_tcache_setting();
     r_.window_seconds = args_.window_ms / 1000.0;
 
     std::vector<int64_t> bound;

@@ -246,6 +246,7 @@ std::string header(const bench_result& r) {
                       " binders, pipeline depth " + num(r.pipeline_depth));
   item("Batching", r.batching ? "on" : "off");
   item("Metric recording", r.record_metrics ? "on" : "off");
+  item("malloc tcache_count", r.malloc_tcache);
   out += "</dl>\n";
   return out;
 }

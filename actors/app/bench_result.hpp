@@ -60,6 +60,7 @@ struct bench_result {
   uint32_t threads = 0, workers = 0, binders = 0, pipeline_depth = 0;
   bool batching = false;
   bool record_metrics = true;
+  std::string malloc_tcache = "default";  // glibc's tcache_count in GLIBC_TUNABLES (app/malloc_tuning.hpp)
 
   // The placement invariants (actors/invariants.hpp) over the final cluster state; empty = all hold.
   size_t invariant_checks = 0;             // individual checks made

@@ -9,6 +9,7 @@
 
 #include "actors/app/cli.hpp"
 #include "actors/app/logging.hpp"
+#include "actors/app/malloc_tuning.hpp"
 #include "actors/app/metrics_endpoint.hpp"
 
 namespace {
@@ -285,6 +286,8 @@ int run_command(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Before anything else (no thread, no allocation worth keeping): may replace this process image.
+  const std::string untuned = kas::reexec_with_malloc_tuning(argv);
   if (argc < 2) {
     usage(std::cerr);
     return 2;
@@ -293,6 +296,7 @@ int main(int argc, char** argv) {
   // Logs go to stderr: stdout carries the command's output (JSON or table).
   spdlog::set_default_logger(spdlog::stderr_color_mt("kube-actor-scheduler"));
   set_verbosity(0);
+  if (!untuned.empty()) spdlog::warn("malloc tuning not applied, running with glibc's defaults: {}", untuned);
   if (cmd == "simulate") return simulate_command(argc, argv);
   if (cmd == "bench") return bench_command(argc, argv);
   if (cmd == "run") return run_command(argc, argv);

@@ -13,6 +13,8 @@ run-json
 run-table
 run-report
 run-metrics-off
+run-malloc-tuned
+run-malloc-user-tunables
 bad-missing-workload
 bad-workload-unknown-field
 bad-workload-volume
@@ -102,6 +104,21 @@ case "$name" in
       "$tmp/out" || { show; fail "runtime.recordMetrics is not false"; }
     grep -qF -- "warning: --metrics-bind-address: $cfg sets recordMetrics: false" "$tmp/err" ||
       { show; fail "no warning that /metrics serves zeros"; } ;;
+  run-malloc-tuned)
+    # The binary re-executes itself with glibc's tcache_count raised (app/malloc_tuning.hpp); the
+    # result reports what the measured process ran with.
+    GLIBC_TUNABLES= run --workload "$ci" --output json --quiet
+    [ "$rc" -eq 0 ] || { show; fail "exit code $rc, want 0"; }
+    check_json
+    python3 -c 'import json,sys; v=json.load(open(sys.argv[1]))["runtime"]["mallocTcacheCount"]; sys.exit(None if v == "128" else "mallocTcacheCount is %r, want \"128\"" % v)' \
+      "$tmp/out" || { show; fail "the process did not run with the tuned tcache"; } ;;
+  run-malloc-user-tunables)
+    # A tcache_count the user set wins, and their other tunables are kept.
+    GLIBC_TUNABLES=glibc.malloc.tcache_count=7 run --workload "$ci" --output json --quiet
+    [ "$rc" -eq 0 ] || { show; fail "exit code $rc, want 0"; }
+    check_json
+    python3 -c 'import json,sys; v=json.load(open(sys.argv[1]))["runtime"]["mallocTcacheCount"]; sys.exit(None if v == "7" else "mallocTcacheCount is %r, want \"7\"" % v)' \
+      "$tmp/out" || { show; fail "the user's tcache_count was overridden"; } ;;
   bad-missing-workload)
     bad "$tmp/absent.yaml" "cannot read the file" -- --workload "$tmp/absent.yaml" --quiet ;;
   bad-workload-unknown-field)
