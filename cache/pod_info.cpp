@@ -6,6 +6,8 @@
 // container that omits cpu / memory (kube's NonMissingContainerRequests).
 #include "cache/pod_info.hpp"
 
+#include <optional>
+
 #include <algorithm>
 #include <map>
 
@@ -505,6 +507,34 @@ pod_info_ptr with_node_name(const pod_info& p, const std::string& node) {
   auto copy = std::make_shared<pod_info>(p);
   copy->node_name = node;
   return copy;
+}
+
+namespace {
+
+bool terminating(const pod_info& p) { return p.pod && p.pod->metadata().has_deletion_timestamp(); }
+
+// status.startTime, or nullopt when unset (or no object).
+std::optional<std::pair<int64_t, int32_t>> start_time(const pod_info& p) {
+  if (!p.pod || !p.pod->status().has_start_time()) return std::nullopt;
+  const auto& t = p.pod->status().start_time();
+  return std::make_pair(static_cast<int64_t>(t.seconds()), static_cast<int32_t>(t.nanos()));
+}
+
+}  // namespace
+
+bool same_placement(const pod_info& a, const pod_info& b) {
+  // Spec fields behind the term vectors are immutable once a pod is scheduled (the apiserver
+  // allows changing node affinity only while scheduling gates remain), so equal counts are the
+  // same terms; a count that moved means something else is going on, and the answer is no.
+  return a.uid == b.uid && a.node_name == b.node_name && a.ns == b.ns && a.name == b.name &&
+         a.labels == b.labels && a.priority == b.priority && a.preemption == b.preemption &&
+         a.requests == b.requests && a.non_zero_requests == b.non_zero_requests && a.host_ports == b.host_ports &&
+         a.required_affinity.size() == b.required_affinity.size() &&
+         a.required_anti_affinity.size() == b.required_anti_affinity.size() &&
+         a.preferred_affinity.size() == b.preferred_affinity.size() &&
+         a.preferred_anti_affinity.size() == b.preferred_anti_affinity.size() &&
+         a.spread_constraints.size() == b.spread_constraints.size() && !terminating(a) && !terminating(b) &&
+         start_time(a) == start_time(b);
 }
 
 }  // namespace kas

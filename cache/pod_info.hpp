@@ -160,6 +160,14 @@ result<pod_info_ptr> compile_pod(std::shared_ptr<const k8s::core::Pod> pod);
 // A copy of `p` bound to `node` (used when a pod is assumed or confirmed on a node).
 pod_info_ptr with_node_name(const pod_info& p, const std::string& node);
 
+// Whether `b`, a later version of pod `a`, changes nothing that a plugin, the node's aggregates or
+// the topology index read from a pod placed on a node: the same pod on the same node, the same
+// namespace and labels, priority, requests (both kinds), host ports, inter-pod terms and spread
+// constraints, neither terminating, and the same status.startTime (preemption orders victims by
+// it). Then the cache may keep `a` where it is placed instead of replacing it with `b`.
+// Conservative: false whenever in doubt (a terminating pod, a term count that moved).
+bool same_placement(const pod_info& a, const pod_info& b);
+
 // Shared compilers for the pieces plugins and config reuse.
 result<node_selector> compile_node_selector(const k8s::core::NodeSelector& ns, const std::string& path);
 result<node_selector_term> compile_node_selector_term(const k8s::core::NodeSelectorTerm& t,

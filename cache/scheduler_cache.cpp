@@ -164,6 +164,13 @@ status_or_error scheduler_cache::add_pod(const pod_info_ptr& p) {
     return ok_t{};
   }
   if (!it->second.assumed) return fail("pod " + p->key() + " was already in added state");
+  if (same_placement(*it->second.pod, *p)) {
+    // The binding seen back, with nothing any reader of the node looks at changed: the assumed
+    // object stays placed and is now the added pod. Replacing it copied the node and its snapshot
+    // chunk for every pod (one of three node changes per scheduled pod).
+    it->second = pod_state{it->second.pod};
+    return ok_t{};
+  }
   // Confirmation: the cluster's version replaces the assumed one (possibly on another node).
   replace(it->second.pod, p);
   it->second = pod_state{p};

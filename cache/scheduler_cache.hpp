@@ -61,7 +61,9 @@ public:
   // (deleted, bound) or that is assumed: a late nomination must not reserve room for nobody.
   bool nominate(const pod_info_ptr& p, const std::string& node);
 
-  // Pods seen bound in the cluster (spec.nodeName set). Confirms an assumed pod.
+  // Pods seen bound in the cluster (spec.nodeName set). Confirms an assumed pod: when the
+  // cluster's version changes nothing a reader of the node looks at (same_placement), the assumed
+  // object stays placed and the node is unchanged; otherwise the cluster's version replaces it.
   status_or_error add_pod(const pod_info_ptr& p);
   status_or_error update_pod(const pod_info_ptr& old_p, const pod_info_ptr& new_p);
   status_or_error remove_pod(const pod_info_ptr& p);

@@ -1,3 +1,5 @@
+#include <functional>
+
 #include <gtest/gtest.h>
 
 #include "builders.hpp"
@@ -54,13 +56,99 @@ TEST(SchedulerCache, PodChangesSinceASnapshotAreLoggedInOrder) {
   // Nothing since the current snapshot.
   ASSERT_TRUE(c.pod_changes_since(c.current()->generation(), ch));
   EXPECT_TRUE(ch.empty());
-  // Confirming b (assumed -> bound) is a removal and a placement.
+  // Confirming b (assumed -> bound) with new labels is a removal and a placement.
   uint64_t g2 = c.current()->generation();
-  ASSERT_TRUE(c.add_pod(with_node_name(*b, "n2")).ok());
+  auto relabelled = std::make_shared<pod_info>(*with_node_name(*b, "n2"));
+  relabelled->labels = label_map(std::vector<label_map::entry>{{"app", "b"}});
+  ASSERT_TRUE(c.add_pod(relabelled).ok());
   ASSERT_TRUE(c.pod_changes_since(g2, ch));
   ASSERT_EQ(ch.size(), 2u);
   EXPECT_FALSE(ch[0]->added);
   EXPECT_TRUE(ch[1]->added);
+}
+
+// The cluster's bound copy of an assumed pod usually differs only in what no reader of the node
+// looks at (resourceVersion, spec.nodeName in the object, the PodScheduled condition): the
+// confirmation then leaves the node, its generation and the snapshot alone.
+TEST(SchedulerCache, AConfirmationThatChangesNothingReadKeepsTheNode) {
+  scheduler_cache c;
+  c.add_or_update_node(test::simple_node("n1"));
+  auto p = pending("a");
+  ASSERT_TRUE(c.assume_pod(p, "n1").ok());
+  auto snap = c.current();
+  const node_info* before = c.node("n1");
+  const uint64_t node_gen = before->generation;
+  const pod_info* placed = before->find_pod("uid-a");
+  auto seen = test::simple_pod("a", "n1", "1", "1Gi", {8080});  // decoded anew, as from the API
+  ASSERT_TRUE(c.add_pod(seen).ok());
+  EXPECT_FALSE(c.is_assumed("uid-a"));
+  EXPECT_EQ(c.node("n1"), before) << "the node was not copied";
+  EXPECT_EQ(c.node("n1")->generation, node_gen);
+  EXPECT_EQ(c.node("n1")->find_pod("uid-a"), placed);
+  EXPECT_EQ(c.current(), snap) << "nothing to publish";
+  std::vector<const scheduler_cache::pod_change*> ch;
+  ASSERT_TRUE(c.pod_changes_since(snap->generation(), ch));
+  EXPECT_TRUE(ch.empty());
+  EXPECT_FALSE(c.add_pod(seen).ok()) << "already added";
+  EXPECT_FALSE(c.forget_pod("uid-a").ok()) << "added pods cannot be forgotten";
+
+  // It then updates and leaves like any added pod: the Running update (status.startTime, which
+  // preemption reads) replaces the placed object.
+  auto running_obj = std::make_shared<k8s::core::Pod>(*seen->pod);
+  running_obj->mutable_status()->set_phase("Running");
+  running_obj->mutable_status()->mutable_start_time()->set_seconds(1700000000);
+  auto running = test::compile_ok(running_obj);
+  ASSERT_TRUE(c.update_pod(seen, running).ok());
+  EXPECT_GT(c.node("n1")->generation, node_gen);
+  EXPECT_EQ(c.node("n1")->find_pod("uid-a"), running.get());
+  EXPECT_EQ(c.node("n1")->pods.size(), 1u);
+  EXPECT_EQ(c.node("n1")->requested.milli_cpu, 1000);
+  EXPECT_EQ(c.node("n1")->used_ports.size(), 1u);
+  ASSERT_TRUE(c.remove_pod(running).ok());
+  EXPECT_EQ(c.node("n1")->pods.size(), 0u);
+  EXPECT_EQ(c.node("n1")->requested.milli_cpu, 0);
+  EXPECT_TRUE(c.node("n1")->used_ports.empty());
+}
+
+// Whatever a plugin could read differently makes the confirmation a replacement.
+TEST(SchedulerCache, AConfirmationThatChangesWhatIsReadReplacesThePod) {
+  auto bound_copy = [](const pod_info_ptr& p, auto&& edit) {
+    auto obj = std::make_shared<k8s::core::Pod>(*p->pod);
+    obj->mutable_spec()->set_node_name("n1");
+    edit(*obj);
+    return test::compile_ok(obj);
+  };
+  struct edit_case {
+    const char* name;
+    std::function<void(k8s::core::Pod&)> edit;
+  };
+  const std::vector<edit_case> cases = {
+    {"labels", [](k8s::core::Pod& o) { (*o.mutable_metadata()->mutable_labels())["app"] = "web"; }},
+    {"requests (an in-place resize)",
+     [](k8s::core::Pod& o) {
+       (*o.mutable_spec()->mutable_containers(0)->mutable_resources()->mutable_requests())["cpu"].set_string("2");
+     }},
+    {"deletionTimestamp", [](k8s::core::Pod& o) { o.mutable_metadata()->mutable_deletion_timestamp()->set_seconds(5); }},
+    {"startTime", [](k8s::core::Pod& o) { o.mutable_status()->mutable_start_time()->set_seconds(5); }},
+    {"priority", [](k8s::core::Pod& o) { o.mutable_spec()->set_priority(7); }},
+  };
+  for (const auto& tc : cases) {
+    SCOPED_TRACE(tc.name);
+    scheduler_cache c;
+    c.add_or_update_node(test::simple_node("n1"));
+    auto p = pending("a");
+    ASSERT_TRUE(c.assume_pod(p, "n1").ok());
+    const uint64_t node_gen = c.node("n1")->generation;
+    auto seen = bound_copy(p, tc.edit);
+    ASSERT_TRUE(seen);
+    EXPECT_FALSE(same_placement(*c.node("n1")->pods[0], *seen));
+    ASSERT_TRUE(c.add_pod(seen).ok());
+    EXPECT_FALSE(c.is_assumed("uid-a"));
+    EXPECT_GT(c.node("n1")->generation, node_gen);
+    EXPECT_EQ(c.node("n1")->find_pod("uid-a"), seen.get());
+    EXPECT_EQ(c.node("n1")->pods.size(), 1u);
+    EXPECT_EQ(c.node("n1")->requested.milli_cpu, seen->requests.milli_cpu);
+  }
 }
 
 TEST(SchedulerCache, PodChangesAreUnknownAcrossNodeChangesAndPastTheLog) {
