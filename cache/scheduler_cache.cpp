@@ -12,16 +12,16 @@ error fail(const std::string& msg) { return error{msg}; }
 
 }  // namespace
 
-std::shared_ptr<node_info> scheduler_cache::mutable_copy(const std::string& name) const {
-  if (const node_info* n = snap_.find(name)) return n->clone();
+std::shared_ptr<node_info> scheduler_cache::mutable_copy(const std::string& name, long& at) const {
+  at = snap_.index_of(name);
+  if (at >= 0) return snap_.node(static_cast<size_t>(at)).clone();
   auto g = ghosts_.find(name);
   if (g != ghosts_.end()) return g->second->clone();
   return nullptr;
 }
 
-bool scheduler_cache::put_node(std::shared_ptr<node_info> n) {
+bool scheduler_cache::put_node(std::shared_ptr<node_info> n, long i) {
   n->generation = ++generation_;
-  long i = snap_.index_of(n->name);
   if (i >= 0) {
     snap_.set_node(static_cast<size_t>(i), std::move(n), generation_);
     published_.reset();
@@ -42,7 +42,8 @@ void scheduler_cache::track_constraints(const pod_info& p) {
 }
 
 void scheduler_cache::add_or_update_node(std::shared_ptr<node_info> compiled) {
-  if (auto existing = mutable_copy(compiled->name)) {
+  long i = -1;
+  if (auto existing = mutable_copy(compiled->name, i)) {
     compiled->pods = std::move(existing->pods);
     compiled->requested = existing->requested;
     compiled->non_zero_requested = existing->non_zero_requested;
@@ -59,7 +60,6 @@ void scheduler_cache::add_or_update_node(std::shared_ptr<node_info> compiled) {
   }
   ghosts_.erase(compiled->name);
   compiled->generation = ++generation_;
-  long i = snap_.index_of(compiled->name);
   // The node as the snapshot held it (a ghost was not in it, so its pods enter the index now).
   node_info_ptr before = i >= 0 ? snap_.node_ptr(static_cast<size_t>(i)) : nullptr;
   const node_info* after = compiled.get();
@@ -91,27 +91,30 @@ void scheduler_cache::remove_node(const std::string& name) {
 }
 
 void scheduler_cache::place(const pod_info_ptr& p) {
-  auto n = mutable_copy(p->node_name);
+  long at = -1;
+  auto n = mutable_copy(p->node_name, at);
   if (!n) {
     n = std::make_shared<node_info>();
     n->name = p->node_name;
   }
   n->add_pod(p);
   auto* node = n.get();
-  if (put_node(std::move(n))) topology_.pod_changed(snap_.mutable_topology(), *node, *p, 1);
+  if (put_node(std::move(n), at)) topology_.pod_changed(snap_.mutable_topology(), *node, *p, 1);
   log_pod(true, p);
 }
 
 void scheduler_cache::unplace(const pod_info_ptr& p) {
-  auto n = mutable_copy(p->node_name);
+  long at = -1;
+  auto n = mutable_copy(p->node_name, at);
   if (!n || !n->remove_pod(p)) return;
   auto* node = n.get();
-  if (put_node(std::move(n))) topology_.pod_changed(snap_.mutable_topology(), *node, *p, -1);
+  if (put_node(std::move(n), at)) topology_.pod_changed(snap_.mutable_topology(), *node, *p, -1);
   log_pod(false, p);
 }
 
 void scheduler_cache::replace(const pod_info_ptr& old_p, const pod_info_ptr& new_p) {
-  auto n = old_p->node_name == new_p->node_name ? mutable_copy(new_p->node_name) : nullptr;
+  long at = -1;
+  auto n = old_p->node_name == new_p->node_name ? mutable_copy(new_p->node_name, at) : nullptr;
   if (!n) {
     unplace(old_p);
     place(new_p);
@@ -120,7 +123,7 @@ void scheduler_cache::replace(const pod_info_ptr& old_p, const pod_info_ptr& new
   bool removed = n->remove_pod(old_p);
   n->add_pod(new_p);
   auto* node = n.get();
-  if (put_node(std::move(n))) {
+  if (put_node(std::move(n), at)) {
     if (removed) topology_.pod_changed(snap_.mutable_topology(), *node, *old_p, -1);
     topology_.pod_changed(snap_.mutable_topology(), *node, *new_p, 1);
   }

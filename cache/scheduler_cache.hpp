@@ -113,14 +113,17 @@ private:
   // unplace(old_p) + place(new_p) with one copy of the node when both are on the same node (a
   // bound pod's status update, an assumed pod's confirmation): the cache's most frequent change.
   void replace(const pod_info_ptr& old_p, const pod_info_ptr& new_p);
-  // Stores a changed node where it lives (snapshot or ghosts_), stamping a new generation. True
-  // when it is in the snapshot (so its pods count in the topology index).
-  bool put_node(std::shared_ptr<node_info> n);
+  // Stores a changed node where it lives (snapshot index `at` from mutable_copy, or ghosts_ when
+  // -1), stamping a new generation. True when it is in the snapshot (so its pods count in the
+  // topology index).
+  bool put_node(std::shared_ptr<node_info> n, long at);
   // Keeps the topology-index counters for the spread constraints and required anti-affinity terms
   // of a pod about to be placed, so the next pods of its kind (a workload's replicas share them)
   // find their counts indexed.
   void track_constraints(const pod_info& p);
-  std::shared_ptr<node_info> mutable_copy(const std::string& name) const;  // null if unknown
+  // A copy of node `name` to change (null if unknown), and `at`, its snapshot index (-1: a ghost or
+  // unknown), so the change is stored without a second name lookup.
+  std::shared_ptr<node_info> mutable_copy(const std::string& name, long& at) const;
   void drop_pod(const std::string& uid);  // unplace + forget the state
 
   std::chrono::nanoseconds ttl_;
