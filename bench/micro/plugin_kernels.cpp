@@ -229,16 +229,31 @@ const fw::framework& sampled_framework() {
   return *f;
 }
 
-void schedule_one_kernel(benchmark::State& st, const char* pod_kind, bool sampled) {
+// The cluster's snapshot with one pod (priority 1000) nominated to node-0, as while a preemptor
+// waits for its victims to go: every cycle of a lower-priority pod must count it there.
+snapshot_ptr with_one_nomination(const cluster& cl) {
+  auto nominee = std::make_shared<pod_info>(*incoming_pod("basic"));
+  nominee->name = "preemptor";
+  nominee->uid = "default-preemptor";
+  nominee->priority = 1000;
+  snapshot::nominated_map m;
+  m[cl.nodes[0]->name].push_back(nominee);
+  return std::make_shared<const snapshot>(
+    cl.snap->with_nominated(std::make_shared<const snapshot::nominated_map>(std::move(m)), cl.snap->generation() + 1));
+}
+
+void schedule_one_kernel(benchmark::State& st, const char* pod_kind, bool sampled, bool nominated) {
   const cluster& cl = scheduling_basic_cluster();
   const fw::framework& f = sampled ? sampled_framework() : default_framework();
   auto pod = incoming_pod(pod_kind);
+  const snapshot_ptr snap = nominated ? with_one_nomination(cl) : cl.snap;
   std::mt19937_64 rng(1);
   size_t start = 0, examined = 0;
   for (auto _ : st) {
-    fw::cycle_state state = new_state(cl);
+    fw::cycle_state state;
+    state.set_snapshot(snap);
     state.record_plugin_metrics = sampled;
-    auto r = fw::schedule_one(f, state, *pod, *cl.snap, start, rng);
+    auto r = fw::schedule_one(f, state, *pod, *snap, start, rng);
     if (!r.result.is_success()) return st.SkipWithError(("schedule_one: " + r.result.message()).c_str());
     start += r.examined;
     examined += r.examined;
@@ -251,9 +266,11 @@ void schedule_one_kernel(benchmark::State& st, const char* pod_kind, bool sample
 
 void register_all() {
   for (const char* kind : {"basic", "preferred-spread", "anti-affinity"})
-    benchmark::RegisterBenchmark((std::string("ScheduleOne/") + kind).c_str(), schedule_one_kernel, kind, false)
+    benchmark::RegisterBenchmark((std::string("ScheduleOne/") + kind).c_str(), schedule_one_kernel, kind, false, false)
       ->Unit(benchmark::kMicrosecond);
-  benchmark::RegisterBenchmark("ScheduleOne/basic/sampled", schedule_one_kernel, "basic", true)
+  benchmark::RegisterBenchmark("ScheduleOne/basic/sampled", schedule_one_kernel, "basic", true, false)
+    ->Unit(benchmark::kMicrosecond);
+  benchmark::RegisterBenchmark("ScheduleOne/basic/one-nomination", schedule_one_kernel, "basic", false, true)
     ->Unit(benchmark::kMicrosecond);
   for (const kernel_case& c : filter_cases)
     benchmark::RegisterBenchmark((std::string("Filter/") + c.plugin + "/" + c.pod).c_str(), filter_kernel, c)

@@ -211,6 +211,64 @@ TEST(HotPath, FilterRunsAcrossChunksFromAnyStart) {
   EXPECT_GT(compared, 100u);
 }
 
+// With pods nominated to some nodes, the hot path leaves exactly those nodes where a nominated pod
+// counts (another pod, priority at least the incoming pod's) to the nominated Filter pass, and
+// still finds what the full path finds everywhere.
+TEST(HotPath, NominatedPodsCountOnTheirNodesOnly) {
+  auto fwk = default_framework();
+  std::mt19937_64 rng(91);
+  snapshot base;
+  const int nodes = 2 * static_cast<int>(snapshot::chunk_size) + 9;
+  for (int i = 0; i < nodes; ++i) base.add_node(random_node(rng, i), static_cast<uint64_t>(i + 1));
+  size_t compared = 0, changed_by_nominations = 0;
+  for (int round = 0; round < 200; ++round) {
+    SCOPED_TRACE("round " + std::to_string(round));
+    // Big nominated pods of random priority on a few random nodes (sometimes one that is gone).
+    snapshot::nominated_map nominated;
+    const int count = std::uniform_int_distribution<int>(1, 6)(rng);
+    for (int k = 0; k < count; ++k) {
+      auto np = std::make_shared<pod_info>(*make_pod(pod("nom-" + std::to_string(round) + "-" + std::to_string(k),
+                                                         pick(rng, std::vector<std::string>{"1", "3", "7"}),
+                                                         pick(rng, std::vector<std::string>{"1Gi", "8Gi"}))));
+      np->priority = std::uniform_int_distribution<int>(-1, 1)(rng);
+      const std::string node = "n" + std::to_string(std::uniform_int_distribution<int>(0, nodes + 2)(rng));
+      nominated[node].push_back(np);
+    }
+    auto snap = std::make_shared<const snapshot>(
+      base.with_nominated(std::make_shared<const snapshot::nominated_map>(nominated), 1000 + round));
+    auto without = std::make_shared<const snapshot>(
+      base.with_nominated(std::make_shared<const snapshot::nominated_map>(), 1000 + round));
+    auto p = std::make_shared<pod_info>(*random_pod(rng, round));
+    p->node_name.clear();
+    p->priority = std::uniform_int_distribution<int>(-1, 1)(rng);
+    pod_info_ptr pod = p;
+    fw::cycle_state state;
+    state.set_snapshot(snap);
+    fw::pre_filter_result pr;
+    fw::schedule_result res;
+    if (!fw::pre_filter_step(*fwk, state, *pod, *snap, pr, res).is_success()) continue;
+    fw::hot_filter hf;
+    if (!fwk->hot_filter_for(state, *pod, hf)) continue;
+    fw::node_to_status absent;
+    fw::candidate_nodes all(*snap, pr, std::uniform_int_distribution<size_t>(0, nodes)(rng), absent);
+    fw::filtered_nodes hot, full, plain;
+    fw::find_nodes_that_pass_filters(*fwk, state, *pod, *snap, all, 0, all.size(), 0, false, hot);
+    fw::find_nodes_that_pass_filters(*fwk, state, *pod, *without, all, 0, all.size(), 0, false, plain);
+    state.record_plugin_metrics = true;  // sampled cycles take the full path
+    fw::find_nodes_that_pass_filters(*fwk, state, *pod, *snap, all, 0, all.size(), 0, false, full);
+    ASSERT_EQ(hot.feasible, full.feasible);
+    ASSERT_EQ(hot.failed.size(), full.failed.size());
+    for (size_t k = 0; k < hot.failed.size(); ++k) {
+      EXPECT_EQ(hot.failed[k].first, full.failed[k].first);
+      EXPECT_EQ(reasons_of(hot.failed[k].second), reasons_of(full.failed[k].second));
+    }
+    if (plain.feasible != hot.feasible) ++changed_by_nominations;
+    ++compared;
+  }
+  EXPECT_GT(compared, 100u);
+  EXPECT_GT(changed_by_nominations, 10u) << "the nominated pods must matter in some rounds";
+}
+
 TEST(HotPath, SnapshotRecordsFollowEveryCacheChange) {
   std::mt19937_64 rng(99);
   scheduler_cache c;

@@ -91,17 +91,48 @@ status filter_node(const framework& fwk, const cycle_state& state, const pod_inf
                                    : fwk.run_filter(state, pod, node);
 }
 
+namespace {
+
+// The snapshot indexes of the nodes where a nominated pod counts for `pod` (another pod, priority
+// at least the pod's: kube's RunFilterPluginsWithNominatedPods adds exactly those), as a bitmap; null
+// when there is no such node. On every other node the nominated pass is a plain Filter, so the hot
+// verdict stands there. Built per call from the nominated map (usually a few nodes), into a
+// per-thread buffer that lives until the next call on this thread.
+const std::vector<uint64_t>* nominated_nodes_mask(const pod_info& pod, const snapshot& snap) {
+  if (!snap.has_nominated_pods()) return nullptr;
+  thread_local std::vector<uint64_t> mask;
+  bool any = false;
+  for (const auto& [name, pods] : snap.nominated()) {
+    const bool counts = std::any_of(pods.begin(), pods.end(), [&](const pod_info_ptr& p) {
+      return p->uid != pod.uid && p->priority >= pod.priority;
+    });
+    if (!counts) continue;
+    const long i = snap.index_of(name);
+    if (i < 0) continue;
+    if (!any) mask.assign((snap.size() + 63) / 64, 0);
+    any = true;
+    mask[static_cast<size_t>(i) / 64] |= uint64_t{1} << (static_cast<size_t>(i) % 64);
+  }
+  return any ? &mask : nullptr;
+}
+
+bool in_mask(const std::vector<uint64_t>* mask, uint32_t idx) {
+  return mask && ((*mask)[idx / 64] >> (idx % 64) & 1) != 0;
+}
+
+}  // namespace
+
 void find_nodes_that_pass_filters(const framework& fwk, const cycle_state& state, const pod_info& pod,
                                   const snapshot& snap, const candidate_nodes& candidates, size_t begin, size_t end,
                                   size_t want, bool explain, filtered_nodes& out) {
   end = std::min(end, candidates.size());
   // The hot path: when the cycle's Filter can be read from node_hot records, a node they pass is
   // feasible without touching its node_info; the rest get the Filters, which word the reasons.
-  // Sampled cycles (plugin metrics) and --explain run every Filter, as do snapshots with nominated
-  // pods (those are counted on their node by the full pass).
+  // Sampled cycles (plugin metrics) and --explain run every Filter. So do the nodes where nominated
+  // pods count for this pod: the full pass adds them there.
   hot_filter hot;
-  const bool use_hot = !explain && !state.record_plugin_metrics && !snap.has_nominated_pods() &&
-                       fwk.hot_filter_for(state, pod, hot);
+  const bool use_hot = !explain && !state.record_plugin_metrics && fwk.hot_filter_for(state, pod, hot);
+  const std::vector<uint64_t>* nominated = use_hot ? nominated_nodes_mask(pod, snap) : nullptr;
   // One node's verdict; false on an Error, which ends the scan.
   auto record = [&](uint32_t idx, status s) {
     if (s.is_success()) {
@@ -129,7 +160,7 @@ void find_nodes_that_pass_filters(const framework& fwk, const cycle_state& state
         if (want && out.feasible.size() >= want) return;
         const uint32_t idx = first + static_cast<uint32_t>(r);
         ++out.examined;
-        if (hot.passes(h[r])) {
+        if (hot.passes(h[r]) && !in_mask(nominated, idx)) {
           out.feasible.push_back(idx);
         } else if (!record(idx, filter_node(fwk, state, pod, snap.node(idx), snap))) {
           return;
@@ -147,7 +178,7 @@ void find_nodes_that_pass_filters(const framework& fwk, const cycle_state& state
       // 64 nodes: fetch a few records ahead so a chunk's first lines are not a stall each.
       if (i + hot_prefetch_distance < end) __builtin_prefetch(&snap.hot(candidates[i + hot_prefetch_distance]));
       ++out.examined;
-      if (hot.passes(snap.hot(idx))) {
+      if (hot.passes(snap.hot(idx)) && !in_mask(nominated, idx)) {
         out.feasible.push_back(idx);
       } else if (!record(idx, filter_node(fwk, state, pod, snap.node(idx), snap))) {
         return;
