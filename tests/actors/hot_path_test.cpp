@@ -169,6 +169,27 @@ TEST(HotPath, FilterAndScoreAgreeWithTheFullPlugins) {
 // The hot scan walks chunk-sized runs of records from the round-robin start: over several chunks,
 // from any start, over any range of the candidates and with any number wanted, it must examine
 // and find what the full Filters do, in the same order.
+// PreFilter for `pod` on `snap` into `pr` (the state reads `snap`); false when PreFilter fails or
+// the hot Filter does not apply to the pod, and the round is skipped.
+bool prefiltered_for_hot_path(const fw::framework& fwk, fw::cycle_state& state, const pod_info& pod,
+                              const snapshot_ptr& snap, fw::pre_filter_result& pr) {
+  state.set_snapshot(snap);
+  fw::schedule_result res;
+  if (!fw::pre_filter_step(fwk, state, pod, *snap, pr, res).is_success()) return false;
+  fw::hot_filter hf;
+  return fwk.hot_filter_for(state, pod, hf);
+}
+
+// The hot and the full scan found the same feasible nodes and failed the others for the same reasons.
+void expect_same_scan(const fw::filtered_nodes& hot, const fw::filtered_nodes& full) {
+  ASSERT_EQ(hot.feasible, full.feasible);
+  ASSERT_EQ(hot.failed.size(), full.failed.size());
+  for (size_t k = 0; k < hot.failed.size(); ++k) {
+    EXPECT_EQ(hot.failed[k].first, full.failed[k].first);
+    EXPECT_EQ(reasons_of(hot.failed[k].second), reasons_of(full.failed[k].second));
+  }
+}
+
 TEST(HotPath, FilterRunsAcrossChunksFromAnyStart) {
   auto fwk = default_framework();
   std::mt19937_64 rng(77);
@@ -182,12 +203,8 @@ TEST(HotPath, FilterRunsAcrossChunksFromAnyStart) {
     p->node_name.clear();  // every node a candidate
     pod_info_ptr pod = p;
     fw::cycle_state state;
-    state.set_snapshot(snap);
     fw::pre_filter_result pr;
-    fw::schedule_result res;
-    if (!fw::pre_filter_step(*fwk, state, *pod, *snap, pr, res).is_success()) continue;
-    fw::hot_filter hf;
-    if (!fwk->hot_filter_for(state, *pod, hf)) continue;
+    if (!prefiltered_for_hot_path(*fwk, state, *pod, snap, pr)) continue;
     const size_t start = std::uniform_int_distribution<size_t>(0, 2 * nodes)(rng);
     fw::node_to_status absent;
     fw::candidate_nodes all(*snap, pr, start, absent);
@@ -200,12 +217,7 @@ TEST(HotPath, FilterRunsAcrossChunksFromAnyStart) {
     state.record_plugin_metrics = true;  // sampled cycles take the full path
     fw::find_nodes_that_pass_filters(*fwk, state, *pod, *snap, all, begin, end, want, false, full);
     ASSERT_EQ(hot.examined, full.examined);
-    ASSERT_EQ(hot.feasible, full.feasible);
-    ASSERT_EQ(hot.failed.size(), full.failed.size());
-    for (size_t k = 0; k < hot.failed.size(); ++k) {
-      EXPECT_EQ(hot.failed[k].first, full.failed[k].first);
-      EXPECT_EQ(reasons_of(hot.failed[k].second), reasons_of(full.failed[k].second));
-    }
+    expect_same_scan(hot, full);
     ++compared;
   }
   EXPECT_GT(compared, 100u);
@@ -243,12 +255,8 @@ TEST(HotPath, NominatedPodsCountOnTheirNodesOnly) {
     p->priority = std::uniform_int_distribution<int>(-1, 1)(rng);
     pod_info_ptr pod = p;
     fw::cycle_state state;
-    state.set_snapshot(snap);
     fw::pre_filter_result pr;
-    fw::schedule_result res;
-    if (!fw::pre_filter_step(*fwk, state, *pod, *snap, pr, res).is_success()) continue;
-    fw::hot_filter hf;
-    if (!fwk->hot_filter_for(state, *pod, hf)) continue;
+    if (!prefiltered_for_hot_path(*fwk, state, *pod, snap, pr)) continue;
     fw::node_to_status absent;
     fw::candidate_nodes all(*snap, pr, std::uniform_int_distribution<size_t>(0, nodes)(rng), absent);
     fw::filtered_nodes hot, full, plain;
@@ -256,12 +264,7 @@ TEST(HotPath, NominatedPodsCountOnTheirNodesOnly) {
     fw::find_nodes_that_pass_filters(*fwk, state, *pod, *without, all, 0, all.size(), 0, false, plain);
     state.record_plugin_metrics = true;  // sampled cycles take the full path
     fw::find_nodes_that_pass_filters(*fwk, state, *pod, *snap, all, 0, all.size(), 0, false, full);
-    ASSERT_EQ(hot.feasible, full.feasible);
-    ASSERT_EQ(hot.failed.size(), full.failed.size());
-    for (size_t k = 0; k < hot.failed.size(); ++k) {
-      EXPECT_EQ(hot.failed[k].first, full.failed[k].first);
-      EXPECT_EQ(reasons_of(hot.failed[k].second), reasons_of(full.failed[k].second));
-    }
+    expect_same_scan(hot, full);
     if (plain.feasible != hot.feasible) ++changed_by_nominations;
     ++compared;
   }
