@@ -11,7 +11,8 @@
 //
 // glibc 2.36 reads tcache_count only from the GLIBC_TUNABLES environment variable, at process
 // start, and has no mallopt for it. So main() re-executes the binary once with the tunable added;
-// the pid, arguments and the rest of the environment are unchanged.
+// the pid, arguments and the rest of the environment are unchanged. A tcache_count already in
+// GLIBC_TUNABLES means no re-exec (how to run under valgrind, which does not follow an exec).
 #include <string>
 
 namespace kas {
