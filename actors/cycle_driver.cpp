@@ -327,11 +327,25 @@ void pull(self_ptr self) {
   self->send(st.wiring->queue, pop_atom::value, static_cast<uint32_t>(st.opts.pipeline_depth - st.cycles.size()));
 }
 
+bool try_batch(self_ptr self, pod_cycle& pc);
+
+// Opportunistic batching without a snapshot round trip: a pod that takes the next node of the
+// current batch reads the batch's snapshot, not a new one, so it starts at once. False (nothing
+// changed but the cycle's state) when the pod cannot be batched; it then waits for a snapshot.
+bool start_from_batch(self_ptr self, pod_cycle& pc) {
+  auto& st = self->state;
+  if (!st.opts.batching || st.opts.pipeline_depth <= 1 || st.opts.explain || !st.batch.snap) return false;
+  if (!nomination_of(self, *pc.queued->pod).empty()) return false;
+  pc.state = st.new_cycle_state();
+  return try_batch(self, pc);
+}
+
 void on_popped(self_ptr self, std::vector<queued_pod_ptr>& pods) {
   auto& st = self->state;
   st.popping = false;
   // One snapshot for the whole batch: every pod in it is validated at assume anyway.
   snapshot_waiter w;
+  std::vector<uint64_t> batched;
   for (auto& qp : pods) {
     auto it = st.frameworks.find(qp->pod->scheduler_name);
     if (it == st.frameworks.end()) {
@@ -344,8 +358,19 @@ void on_popped(self_ptr self, std::vector<queued_pod_ptr>& pods) {
     pc.queued = qp;
     pc.fwk = it->second;
     pc.explain.pod_key = qp->pod->ns + "/" + qp->pod->name;
+    if (st.opts.batching && !st.batch.signature.empty()) {
+      batched.push_back(pc.id);
+      continue;
+    }
     await(self, pc, stage::snapshot, st.wiring->cache);
     w.start.push_back(pc.id);
+  }
+  // Started after the loop: a cycle may end (and leave the table) as it starts.
+  for (uint64_t id : batched) {
+    auto* pc = find_cycle(self, id);
+    if (!pc || start_from_batch(self, *pc)) continue;
+    await(self, *pc, stage::snapshot, st.wiring->cache);
+    w.start.push_back(id);
   }
   if (!w.start.empty()) request_snapshot(self, std::move(w));
   pull(self);

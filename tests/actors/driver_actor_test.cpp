@@ -18,13 +18,14 @@ class driver_actor_test : public deterministic_fixture {
 protected:
   // A driver over the default profile with `workers` real workers; the queue, cache, permit and
   // binder are recorders.
-  driver_actor start(uint32_t depth, size_t workers = 2) {
+  driver_actor start(uint32_t depth, size_t workers = 2, bool batching = false) {
     wiring = make_wiring();
     wiring->workers.clear();
     for (size_t i = 0; i < workers; ++i)
       wiring->workers.push_back(track(spawn_filter_score_worker(sys, i + 1, &registry)));
     driver_options opts;
     opts.pipeline_depth = depth;
+    opts.batching = batching;
     driver = track(spawn_cycle_driver(sys, frameworks(), opts, wiring));
     run();
     send(driver, start_atom::value);
@@ -108,6 +109,40 @@ TEST_F(driver_actor_test, whole_pod_cycle_on_a_worker_reaches_assume) {
   std::set<std::string> pods_assumed;
   for (auto& [atom, req] : log("cache").all<assume_atom, assume_request>()) pods_assumed.insert(req.pod->name);
   EXPECT_EQ(pods_assumed, (std::set<std::string>{"a", "b"}));
+}
+
+// Opportunistic batching: once a pod's ranked list exists, the next pods of its signature take the
+// list's next nodes at once, without asking the cache for a snapshot they would not read.
+TEST_F(driver_actor_test, batched_pods_start_without_a_snapshot_round_trip) {
+  // PodTopologySpread without system defaults: kube's SignPod refuses pods it would default.
+  auto profile = default_profile();
+  profile.plugin_args["PodTopologySpread"] = YAML::Load("defaultingType: List");
+  fw::handle h;
+  h.client = fw::unowned_client(&client);
+  auto f = fw::framework::build(profile, fw::in_tree_registry(), h, "profiles[0]");
+  ASSERT_TRUE(f.ok()) << f.err().message;
+  frameworks_built = {*f};
+  start(4, 2, true);
+  auto snap = cluster({node("n1", "4"), node("n2", "4"), node("n3", "4")});
+  pop_and_snapshot({queued(pod("a", "1", "1Gi"))}, snap);  // a whole cycle on a worker ranks the nodes
+  auto first = last_assume();
+  ASSERT_TRUE(first);
+  send_as("cache", driver, accepted(*first));
+  run();
+
+  send_as("queue", driver, pods{queued(pod("b", "1", "1Gi"))});
+  run();
+  EXPECT_EQ(log("cache").count<snap_atom>(), 1u) << "a batched pod asked for a snapshot";
+  auto second = last_assume();
+  ASSERT_TRUE(second);
+  EXPECT_EQ(second->pod->name, "b");
+  EXPECT_NE(second->node, first->node) << "the next node of a's ranked list";
+  EXPECT_EQ(second->snapshot_generation, snap->generation()) << "read on the batch's snapshot";
+
+  // Another signature is scheduled in full, on a snapshot of its own.
+  send_as("queue", driver, pods{queued(pod("c", "2", "1Gi"))});
+  run();
+  EXPECT_EQ(log("cache").count<snap_atom>(), 2u);
 }
 
 TEST_F(driver_actor_test, an_unschedulable_pod_fails_back_into_the_queue_with_the_fit_error) {
