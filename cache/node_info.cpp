@@ -57,20 +57,31 @@ void node_info::add_pod(pod_info_ptr p) {
   ++generation;
 }
 
-bool node_info::remove_pod(const pod_info_ptr& p) {
+long node_info::position_of(const pod_info_ptr& p, size_t hint) const {
+  if (hint < pods.size() && pods[hint].get() == p.get()) return static_cast<long>(hint);
   for (size_t i = pods.size(); i-- > 0;)
-    if (pods[i].get() == p.get()) return remove_pod_at(i);
-  return remove_pod(p->uid);
+    if (pods[i].get() == p.get()) return static_cast<long>(i);
+  for (size_t i = 0; i < pods.size(); ++i)
+    if (pods[i]->uid == p->uid) return static_cast<long>(i);
+  return -1;
+}
+
+bool node_info::remove_pod(const pod_info_ptr& p) {
+  long at = position_of(p);
+  if (at < 0) return false;
+  remove_pod_at(static_cast<size_t>(at));
+  return true;
 }
 
 bool node_info::remove_pod(const std::string& uid) {
   size_t at = 0;
   while (at < pods.size() && pods[at]->uid != uid) ++at;
   if (at == pods.size()) return false;
-  return remove_pod_at(at);
+  remove_pod_at(at);
+  return true;
 }
 
-bool node_info::remove_pod_at(size_t at) {
+void node_info::remove_pod_at(size_t at) {
   const pod_info_ptr p = pods[at];
   const std::string& uid = p->uid;
   // Order of pods is not semantic: swap-remove, as kube does.
@@ -85,7 +96,6 @@ bool node_info::remove_pod_at(size_t at) {
   swap_remove(pods_with_affinity, uid);
   swap_remove(pods_with_required_anti_affinity, uid);
   ++generation;
-  return true;
 }
 
 const pod_info* node_info::find_pod(const std::string& uid) const {

@@ -58,15 +58,17 @@ struct node_info {
   void add_pod(pod_info_ptr p);
   // Removes the pod with this uid; returns false if it is not on the node.
   bool remove_pod(const std::string& uid);
-  // The same for the very object that was added: found by address, scanning from the newest end,
-  // where a pod just assumed and now confirmed still is (no string compares, usually a few steps).
+  // The same for the very object that was added (see position_of).
   bool remove_pod(const pod_info_ptr& p);
   const pod_info* find_pod(const std::string& uid) const;
+  // Where the very object `p` sits in `pods`: at `hint` when it is there (the scheduler cache
+  // remembers each pod's position), else found by address from the newest end, else by uid; -1
+  // when it is not on the node. Without the hint a node holding thousands of pods was scanned
+  // from the end for every bound pod's status update, since swap-removes scatter new pods.
+  long position_of(const pod_info_ptr& p, size_t hint = SIZE_MAX) const;
+  // Removes the pod at `at`, which the last pod then takes (swap-remove, as kube's RemovePod).
+  void remove_pod_at(size_t at);
 
-private:
-  bool remove_pod_at(size_t at);
-
-public:
   // kube's HostPortInfo.CheckConflict: same protocol and port, and same IP or either is 0.0.0.0.
   bool port_conflicts(const host_port& want) const;
 };

@@ -4,8 +4,12 @@
 // The cache never changes a published node_info: every pod placed on or removed from a node makes a
 // changed copy (node_info::clone). With a plain vector that copy was O(pods on the node), and a node
 // holding tens of thousands of pods (scheduler_perf's SchedulingDaemonset puts 30000 on one) made
-// scheduling quadratic. Here the pods live in chunks of 64 shared between copies; a change copies
-// only the chunk it writes, and only when another list still shares it.
+// scheduling quadratic. Here the pods live in chunks of 64 shared between copies: a change copies
+// only the chunk it writes, and only when another list still shares it. The first 64 chunks (4096
+// pods, every real node) are listed directly; beyond them chunks are grouped in blocks of 64, also
+// shared, so a copy of the daemonset's 30000-pod node takes 64 + 7 references, not 470 (taken and
+// dropped for each of the node's two changes per pod). A change past the first 4096 pods also
+// copies the block it writes when shared.
 //
 // Semantics are a vector's with kube's swap-remove: erase_at moves the last pod into the hole.
 // Thread safety: copies may be read concurrently from any thread; a list is written only by its
@@ -38,15 +42,20 @@ inline pod_key pod_key_of(const pod_info& p) {
 class pod_list {
 public:
   static constexpr size_t chunk_size = 64;
+  static constexpr size_t block_chunks = 64;
+  static constexpr size_t block_size = chunk_size * block_chunks;
 
   pod_list() = default;
-  pod_list(const pod_list&) = default;  // shares every chunk
+  pod_list(const pod_list&) = default;  // shares every chunk and block
   pod_list& operator=(const pod_list&) = default;
-  // A moved-from list is empty (the default would leave its size behind with no chunks).
-  pod_list(pod_list&& o) noexcept : chunks_(std::move(o.chunks_)), size_(o.size_) { o.clear(); }
+  // A moved-from list is empty (the default would leave its size behind with no blocks).
+  pod_list(pod_list&& o) noexcept : head_(std::move(o.head_)), blocks_(std::move(o.blocks_)), size_(o.size_) {
+    o.clear();
+  }
   pod_list& operator=(pod_list&& o) noexcept {
     if (this != &o) {
-      chunks_ = std::move(o.chunks_);
+      head_ = std::move(o.head_);
+      blocks_ = std::move(o.blocks_);
       size_ = o.size_;
       o.clear();
     }
@@ -83,13 +92,16 @@ public:
 
   size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
-  const pod_info_ptr& operator[](size_t i) const { return chunks_[i / chunk_size]->pods[i % chunk_size]; }
-  const pod_key& key(size_t i) const { return chunks_[i / chunk_size]->keys[i % chunk_size]; }
+  const pod_info_ptr& operator[](size_t i) const { return chunk_of(i).pods[i % chunk_size]; }
+  const pod_key& key(size_t i) const { return chunk_of(i).keys[i % chunk_size]; }
   // Calls f(pod_key) for every pod, chunk by chunk.
   template <class F>
   void for_each_key(F&& f) const {
-    for (const auto& c : chunks_)
+    for (const auto& c : head_)
       for (const auto& k : c->keys) f(k);
+    for (const auto& b : blocks_)
+      for (const auto& c : b->chunks)
+        for (const auto& k : c->keys) f(k);
   }
   const pod_info_ptr& front() const { return (*this)[0]; }
   const pod_info_ptr& back() const { return (*this)[size_ - 1]; }
@@ -97,12 +109,19 @@ public:
   const_iterator end() const { return {this, size_}; }
 
   void push_back(pod_info_ptr p) {
+    const size_t c = size_ / chunk_size;
     if (size_ % chunk_size == 0) {
-      auto c = std::make_shared<chunk>();
-      c->pods.reserve(chunk_size);
-      chunks_.push_back(std::move(c));
+      auto fresh = std::make_shared<chunk>();
+      fresh->pods.reserve(chunk_size);
+      if (c < block_chunks) {
+        head_.push_back(std::move(fresh));
+      } else {
+        const size_t k = c - block_chunks;
+        if (k % block_chunks == 0) blocks_.push_back(std::make_shared<block>());
+        writable_block(k / block_chunks).chunks.push_back(std::move(fresh));
+      }
     }
-    chunk& tail = writable(chunks_.size() - 1);
+    chunk& tail = writable_chunk(chunk_slot(c));
     tail.keys.push_back(pod_key_of(*p));
     tail.pods.push_back(std::move(p));
     ++size_;
@@ -112,19 +131,29 @@ public:
   void erase_at(size_t i) {
     const size_t last = size_ - 1;
     if (i != last) {
-      chunk& hole = writable(i / chunk_size);
+      chunk& hole = writable_chunk(chunk_slot(i / chunk_size));
       hole.keys[i % chunk_size] = key(last);
       hole.pods[i % chunk_size] = (*this)[last];
     }
-    chunk& tail = writable(last / chunk_size);
+    const size_t c = last / chunk_size;
+    chunk& tail = writable_chunk(chunk_slot(c));
     tail.pods.pop_back();
     tail.keys.pop_back();
-    if (tail.pods.empty()) chunks_.pop_back();
+    if (tail.pods.empty()) {
+      if (c < block_chunks) {
+        head_.pop_back();
+      } else {
+        block& b = writable_block((c - block_chunks) / block_chunks);
+        b.chunks.pop_back();
+        if (b.chunks.empty()) blocks_.pop_back();
+      }
+    }
     --size_;
   }
 
   void clear() {
-    chunks_.clear();
+    head_.clear();
+    blocks_.clear();
     size_ = 0;
   }
 
@@ -133,20 +162,47 @@ private:
     std::vector<pod_info_ptr> pods;
     std::vector<pod_key> keys;  // keys[k] is pod_key_of(*pods[k])
   };
-  // The chunk at c, copied first when another list shares it.
-  chunk& writable(size_t c) {
-    auto& slot = chunks_[c];
+  struct block {
+    std::vector<std::shared_ptr<chunk>> chunks;  // at most block_chunks
+  };
+
+  const chunk& chunk_of(size_t i) const {
+    size_t c = i / chunk_size;
+    if (c < block_chunks) return *head_[c];
+    c -= block_chunks;
+    return *blocks_[c / block_chunks]->chunks[c % block_chunks];
+  }
+  // Where chunk c is held (its block copied first when shared).
+  std::shared_ptr<chunk>& chunk_slot(size_t c) {
+    if (c < block_chunks) return head_[c];
+    c -= block_chunks;
+    return writable_block(c / block_chunks).chunks[c % block_chunks];
+  }
+
+  // `slot`'s object, copied first when another list shares it; a copy gets room for one more
+  // element (`room`), as every change of a shared list is one push or one erase.
+  template <class T, class Room>
+  static T& unshared(std::shared_ptr<T>& slot, Room&& room) {
     if (slot.use_count() != 1) {
-      slot = std::make_shared<chunk>(*slot);
-      slot->pods.reserve(chunk_size);
+      auto copy = std::make_shared<T>();
+      room(*copy, *slot);
+      *copy = *slot;
+      slot = std::move(copy);
     } else {
       // Sole owner: the last other holder released it with an acq_rel decrement.
       std::atomic_thread_fence(std::memory_order_acquire);
     }
     return *slot;
   }
+  block& writable_block(size_t b) {
+    return unshared(blocks_[b], [](block& to, const block& from) { to.chunks.reserve(from.chunks.size() + 1); });
+  }
+  chunk& writable_chunk(std::shared_ptr<chunk>& slot) {
+    return unshared(slot, [](chunk& to, const chunk&) { to.pods.reserve(chunk_size); });
+  }
 
-  std::vector<std::shared_ptr<chunk>> chunks_;
+  std::vector<std::shared_ptr<chunk>> head_;  // the chunks of the first block_size pods
+  std::vector<std::shared_ptr<block>> blocks_;  // the chunks after them, block_chunks per block
   size_t size_ = 0;
 };
 

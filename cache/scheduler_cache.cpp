@@ -90,7 +90,7 @@ void scheduler_cache::remove_node(const std::string& name) {
   log_structural();
 }
 
-void scheduler_cache::place(const pod_info_ptr& p) {
+size_t scheduler_cache::place(const pod_info_ptr& p) {
   long at = -1;
   auto n = mutable_copy(p->node_name, at);
   if (!n) {
@@ -98,30 +98,45 @@ void scheduler_cache::place(const pod_info_ptr& p) {
     n->name = p->node_name;
   }
   n->add_pod(p);
+  size_t slot = n->pods.size() - 1;
   auto* node = n.get();
   if (put_node(std::move(n), at)) topology_.pod_changed(snap_.mutable_topology(), *node, *p, 1);
   log_pod(true, p);
+  return slot;
 }
 
-void scheduler_cache::unplace(const pod_info_ptr& p) {
+void scheduler_cache::remove_at(node_info& n, size_t at) {
+  n.remove_pod_at(at);
+  if (at >= n.pods.size()) return;
+  const pod_info_ptr& moved = n.pods[at];
+  auto it = pods_.find(moved->uid);
+  if (it != pods_.end() && it->second.pod.get() == moved.get()) it->second.slot = at;
+}
+
+void scheduler_cache::unplace(const pod_info_ptr& p, size_t slot) {
   long at = -1;
   auto n = mutable_copy(p->node_name, at);
-  if (!n || !n->remove_pod(p)) return;
+  if (!n) return;
+  long pos = n->position_of(p, slot);
+  if (pos < 0) return;
+  remove_at(*n, static_cast<size_t>(pos));
   auto* node = n.get();
   if (put_node(std::move(n), at)) topology_.pod_changed(snap_.mutable_topology(), *node, *p, -1);
   log_pod(false, p);
 }
 
-void scheduler_cache::replace(const pod_info_ptr& old_p, const pod_info_ptr& new_p) {
+size_t scheduler_cache::replace(const pod_info_ptr& old_p, size_t slot, const pod_info_ptr& new_p) {
   long at = -1;
   auto n = old_p->node_name == new_p->node_name ? mutable_copy(new_p->node_name, at) : nullptr;
   if (!n) {
-    unplace(old_p);
-    place(new_p);
-    return;
+    unplace(old_p, slot);
+    return place(new_p);
   }
-  bool removed = n->remove_pod(old_p);
+  long pos = n->position_of(old_p, slot);
+  bool removed = pos >= 0;
+  if (removed) remove_at(*n, static_cast<size_t>(pos));
   n->add_pod(new_p);
+  size_t new_slot = n->pods.size() - 1;
   auto* node = n.get();
   if (put_node(std::move(n), at)) {
     if (removed) topology_.pod_changed(snap_.mutable_topology(), *node, *old_p, -1);
@@ -129,6 +144,7 @@ void scheduler_cache::replace(const pod_info_ptr& old_p, const pod_info_ptr& new
   }
   if (removed) log_pod(false, old_p);
   log_pod(true, new_p);
+  return new_slot;
 }
 
 void scheduler_cache::log_pod(bool added, const pod_info_ptr& p) {
@@ -152,7 +168,7 @@ bool scheduler_cache::pod_changes_since(uint64_t since, std::vector<const pod_ch
 void scheduler_cache::drop_pod(const std::string& uid) {
   auto it = pods_.find(uid);
   if (it == pods_.end()) return;
-  unplace(it->second.pod);
+  unplace(it->second.pod, it->second.slot);
   pods_.erase(it);
 }
 
@@ -162,8 +178,10 @@ status_or_error scheduler_cache::add_pod(const pod_info_ptr& p) {
   auto it = pods_.find(p->uid);
   if (it == pods_.end()) {
     // Never assumed, or assumed and expired: add it.
-    place(p);
-    pods_.emplace(p->uid, pod_state{p});
+    size_t slot = place(p);
+    pod_state st{p};
+    st.slot = slot;
+    pods_.emplace(p->uid, std::move(st));
     return ok_t{};
   }
   if (!it->second.assumed) return fail("pod " + p->key() + " was already in added state");
@@ -171,12 +189,15 @@ status_or_error scheduler_cache::add_pod(const pod_info_ptr& p) {
     // The binding seen back, with nothing any reader of the node looks at changed: the assumed
     // object stays placed and is now the added pod. Replacing it copied the node and its snapshot
     // chunk for every pod (one of three node changes per scheduled pod).
-    it->second = pod_state{it->second.pod};
+    pod_state st{it->second.pod};
+    st.slot = it->second.slot;
+    it->second = std::move(st);
     return ok_t{};
   }
   // Confirmation: the cluster's version replaces the assumed one (possibly on another node).
-  replace(it->second.pod, p);
+  size_t slot = replace(it->second.pod, it->second.slot, p);
   it->second = pod_state{p};
+  it->second.slot = slot;
   return ok_t{};
 }
 
@@ -187,12 +208,13 @@ status_or_error scheduler_cache::update_pod(const pod_info_ptr& old_p, const pod
   if (it->second.pod->node_name != old_p->node_name)
     return fail("pod " + old_p->key() + " updated on a different node than previously added to");
   if (new_p->node_name.empty()) {
-    unplace(it->second.pod);
+    unplace(it->second.pod, it->second.slot);
     pods_.erase(it);
     return ok_t{};
   }
-  replace(it->second.pod, new_p);
+  size_t slot = replace(it->second.pod, it->second.slot, new_p);
   it->second = pod_state{new_p};
+  it->second.slot = slot;
   return ok_t{};
 }
 
@@ -211,8 +233,8 @@ status_or_error scheduler_cache::assume_pod(const pod_info_ptr& p, const std::st
   track_constraints(*p);
   auto bound = with_node_name(*p, node);
   set_nomination(p->uid, nullptr, "");  // kube's assume deletes the nominated pod, if any
-  place(bound);
   pod_state st{bound};
+  st.slot = place(bound);
   st.assumed = true;
   pods_.emplace(p->uid, std::move(st));
   return ok_t{};

@@ -107,12 +107,18 @@ private:
     bool assumed = false;
     bool binding_finished = false;
     clock::time_point deadline{};
+    size_t slot = SIZE_MAX;  // its position in its node's pods (node_info::position_of's hint)
   };
-  void place(const pod_info_ptr& p);    // adds to its node (creating an empty node if unknown)
-  void unplace(const pod_info_ptr& p);  // removes from its node
+  // Adds to its node (creating an empty node if unknown); returns its position there.
+  size_t place(const pod_info_ptr& p);
+  // Removes from its node; `slot` is where it was placed.
+  void unplace(const pod_info_ptr& p, size_t slot);
   // unplace(old_p) + place(new_p) with one copy of the node when both are on the same node (a
   // bound pod's status update, an assumed pod's confirmation): the cache's most frequent change.
-  void replace(const pod_info_ptr& old_p, const pod_info_ptr& new_p);
+  // Returns new_p's position.
+  size_t replace(const pod_info_ptr& old_p, size_t slot, const pod_info_ptr& new_p);
+  // Removes the pod at `at` from `n`; the pod that took its place (the last) records its new slot.
+  void remove_at(node_info& n, size_t at);
   // Stores a changed node where it lives (snapshot index `at` from mutable_copy, or ghosts_ when
   // -1), stamping a new generation. True when it is in the snapshot (so its pods count in the
   // topology index).

@@ -9,7 +9,8 @@
 //   - the pod bound `running_lag` pods earlier starts (the status update to Running, which sets
 //     status.startTime).
 // The lags stand for the pods in flight between the stages; each stage's pod is on another node,
-// as in a real run. Items/s is pods/s for the cache alone.
+// as in a real run (Cache/crowded-node: all on one node, as in SchedulingDaemonset). Items/s is
+// pods/s for the cache alone.
 #include <benchmark/benchmark.h>
 
 #include <deque>
@@ -25,13 +26,9 @@ namespace {
 constexpr size_t confirm_lag = 64;
 constexpr size_t running_lag = 128;
 
-void cache_lifecycle(benchmark::State& st) {
-  const cluster& cl = scheduling_basic_cluster();
-  scheduler_cache cache;
-  for (const node_info* n : cl.nodes) {
-    auto copy = std::make_shared<node_info>(*n);
-    cache.add_or_update_node(std::move(copy));  // a new node: the cache drops the copied pods
-  }
+// One pod's lifecycle per iteration, the pod going to the node `node_of(i)` names.
+template <class NodeOf>
+void run_lifecycle(benchmark::State& st, scheduler_cache& cache, NodeOf&& node_of) {
   const pod_info_ptr tmpl = incoming_pod("basic");
   std::deque<pod_info_ptr> assumed, bound;  // waiting for confirmation, for Running
   size_t i = 0;
@@ -42,7 +39,7 @@ void cache_lifecycle(benchmark::State& st) {
     cache.update_nominated(nullptr, pod);
     snapshot_ptr snap = cache.current();
     benchmark::DoNotOptimize(snap.get());
-    const std::string& node = cl.nodes[(i * 7) % cl.nodes.size()]->name;
+    const std::string& node = node_of(i);
     auto placed = with_node_name(*pod, node);
     if (!cache.assume_pod(placed, node)) return st.SkipWithError("assume failed");
     assumed.push_back(placed);
@@ -64,7 +61,39 @@ void cache_lifecycle(benchmark::State& st) {
   st.SetItemsProcessed(static_cast<int64_t>(st.iterations()));
 }
 
+void load_nodes(scheduler_cache& cache, const cluster& cl) {
+  for (const node_info* n : cl.nodes) {
+    auto copy = std::make_shared<node_info>(*n);
+    cache.add_or_update_node(std::move(copy));  // a new node: the cache drops the copied pods
+  }
+}
+
+void cache_lifecycle(benchmark::State& st) {
+  const cluster& cl = scheduling_basic_cluster();
+  scheduler_cache cache;
+  load_nodes(cache, cl);
+  run_lifecycle(st, cache, [&](size_t i) -> const std::string& { return cl.nodes[(i * 7) % cl.nodes.size()]->name; });
+}
+
+// SchedulingDaemonset's shape: every pod on one node, which already holds 15000 bound pods, so
+// each iteration changes a node holding 15000 to 30000 pods.
+void cache_crowded_node(benchmark::State& st) {
+  const cluster& cl = scheduling_basic_cluster();
+  scheduler_cache cache;
+  load_nodes(cache, cl);
+  const std::string& node = cl.nodes.front()->name;
+  const pod_info_ptr tmpl = incoming_pod("basic");
+  for (size_t k = 0; k < 15000; ++k) {
+    auto pod = std::make_shared<pod_info>(*tmpl);
+    pod->name = "bound-" + std::to_string(k);
+    pod->uid = "default-" + pod->name;
+    if (!cache.add_pod(with_node_name(*pod, node))) return st.SkipWithError("prefill failed");
+  }
+  run_lifecycle(st, cache, [&](size_t) -> const std::string& { return node; });
+}
+
 BENCHMARK(cache_lifecycle)->Name("Cache/lifecycle")->Unit(benchmark::kMicrosecond);
+BENCHMARK(cache_crowded_node)->Name("Cache/crowded-node")->Iterations(15000)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 }  // namespace kas::bench

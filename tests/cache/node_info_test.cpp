@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <random>
+
 #include <algorithm>
 #include <functional>
 
@@ -270,6 +272,39 @@ TEST(PodList, CopiesShareChunksAndNeverSeeEachOthersChanges) {
   EXPECT_TRUE(copy->remove_pod("x"));
   EXPECT_EQ(uids(n.pods), std::vector<std::string>{"x"});
   EXPECT_EQ(uids(copy->pods), std::vector<std::string>{"y"});
+}
+
+// Past the first block_size pods chunks sit in shared blocks: a random history of pushes and
+// swap-removes, with copies taken along the way, matches a plain vector, and no copy sees a later
+// change of another.
+TEST(PodList, MatchesAVectorPastTheFirstBlockAndCopiesStayApart) {
+  std::mt19937 rng(7);
+  pod_list l;
+  std::vector<std::string> ref;
+  std::vector<std::pair<pod_list, std::vector<std::string>>> copies;
+  const size_t target = pod_list::block_size * 2 + pod_list::chunk_size * 3 + 5;
+  for (size_t step = 0; step < target * 2; ++step) {
+    bool grow = ref.size() < target ? rng() % 4 != 0 : rng() % 4 == 0;
+    if (grow || ref.empty()) {
+      auto uid = "p" + std::to_string(step);
+      l.push_back(uid_pod(uid));
+      ref.push_back(uid);
+    } else {
+      size_t i = rng() % ref.size();
+      l.erase_at(i);
+      ref[i] = ref.back();
+      ref.pop_back();
+    }
+    if (step % 997 == 0) copies.emplace_back(l, ref);
+  }
+  ASSERT_EQ(l.size(), ref.size());
+  EXPECT_EQ(uids(l), ref);
+  size_t keyed = 0;
+  l.for_each_key([&](const pod_key&) { ++keyed; });
+  EXPECT_EQ(keyed, ref.size());
+  for (auto& [copy, at] : copies) EXPECT_EQ(uids(copy), at);
+  while (!l.empty()) l.erase_at(0);
+  EXPECT_EQ(l.begin(), l.end());
 }
 
 TEST(NodeInfo, RemovesThePodObjectByAddressAndAnEqualOneByUid) {

@@ -1,4 +1,8 @@
+#include <algorithm>
 #include <functional>
+#include <map>
+#include <random>
+#include <set>
 
 #include <gtest/gtest.h>
 
@@ -296,6 +300,51 @@ TEST(SchedulerCache, UpdateOnTheSameNodeReplacesInOneStep) {
   ASSERT_TRUE(c.remove_pod(v2).ok());
   EXPECT_EQ(c.node("n1")->requested.milli_cpu, 1000);
   EXPECT_EQ(c.node("n1")->used_ports.size(), 1u);
+}
+
+// The cache remembers where each pod sits on its node and fixes that up when a swap-remove moves
+// the last pod: over a random history of assumes, confirmations, status updates and deletions on
+// one node, the node holds exactly the cache's pods, each object once.
+TEST(SchedulerCache, ACrowdedNodeHoldsExactlyItsPodsThroughAnyOrderOfChanges) {
+  scheduler_cache c;
+  c.add_or_update_node(test::simple_node("n1"));
+  std::mt19937 rng(11);
+  std::map<std::string, pod_info_ptr> placed;  // uid -> the object the node must hold
+  std::vector<std::string> assumed;
+  for (int step = 0; step < 3000; ++step) {
+    unsigned op = rng() % 4;
+    if (op == 0 || placed.empty()) {
+      auto p = pending("p" + std::to_string(step), "10m");
+      ASSERT_TRUE(c.assume_pod(p, "n1").ok());
+      placed[p->uid] = c.node("n1")->pods.back();
+      assumed.push_back(p->uid);
+      continue;
+    }
+    auto it = std::next(placed.begin(), static_cast<long>(rng() % placed.size()));
+    auto a = std::find(assumed.begin(), assumed.end(), it->first);
+    if (op == 1 && a != assumed.end()) {
+      // The binding seen back, with more requested than assumed: it replaces the assumed object.
+      auto seen = test::simple_pod(it->second->name, "n1", "20m", "1Gi");
+      ASSERT_TRUE(c.add_pod(seen).ok());
+      it->second = seen;
+      assumed.erase(a);
+    } else if (op == 2 && a == assumed.end()) {
+      auto running = std::make_shared<pod_info>(*it->second);
+      running->phase = "Running";
+      ASSERT_TRUE(c.update_pod(it->second, running).ok());
+      it->second = running;
+    } else if (op == 3) {
+      ASSERT_TRUE(c.remove_pod(it->second).ok());
+      if (a != assumed.end()) assumed.erase(a);
+      placed.erase(it);
+    }
+  }
+  const node_info* n = c.node("n1");
+  ASSERT_EQ(n->pods.size(), placed.size());
+  std::set<const pod_info*> held;
+  for (const auto& p : n->pods) held.insert(p.get());
+  for (auto& [uid, p] : placed) EXPECT_TRUE(held.count(p.get())) << uid;
+  EXPECT_EQ(c.pod_count(), placed.size());
 }
 
 TEST(SchedulerCache, GenerationIncreasesOnEveryChange) {
