@@ -455,24 +455,25 @@ status_promise pod_write(api_self self, const std::string& uid,
 // POST pods/binding. A binding whose connection broke below HTTP (an apiserver restart, say) may
 // have been applied without an answer: the pod is read back before the binding counts as failed,
 // so a landed binding is not retried (409) or reported PodScheduled=False over its True.
-void bind_pod(api_self self, const std::string& uid, const std::string& node, std::function<void(fw::status)> done) {
-  const pod_info* pod = find_pod(self->state, uid);
-  if (!pod) return done(fw::status::error("pod \"" + uid + "\" not found"));
+status_promise bind_pod(api_self self, const std::string& uid, const std::string& node) {
+  auto rp = self->make_response_promise<fw::status>();
+  const pod_info* pod = find_pod_or_answer(self->state, uid, rp);
+  if (!pod) return rp;
   auto ref = ref_of(*pod);
   auto enc = self->state.opts.encoding;
   auto count = [self](const fw::status& s, int http_status) {
     if (s.is_success()) ++self->state.bound;
     else if (http_status == 409) ++self->state.bind_conflicts;
   };
-  write(self, api::binding_request(ref, node, enc), [self, done, ref, node, enc, count](api::http_response r) mutable {
+  write(self, api::binding_request(ref, node, enc), [self, rp, ref, node, enc, count](api::http_response r) mutable {
     if (r.status != 0) {
       auto s = status_of(r);
       count(s, r.status);
-      done(std::move(s));
+      rp.deliver(std::move(s));
       return;
     }
     auto failed = status_of(r);
-    write(self, api::get_pod_request(ref, enc), [done, ref, node, enc, failed, count](api::http_response g) mutable {
+    write(self, api::get_pod_request(ref, enc), [rp, ref, node, enc, failed, count](api::http_response g) mutable {
       k8s::core::Pod p;
       bool landed = g.ok() && api::decode_body(g.body, enc, p) && p.metadata().uid() == ref.uid &&
                     p.spec().node_name() == node;
@@ -481,30 +482,10 @@ void bind_pod(api_self self, const std::string& uid, const std::string& node, st
                      node, failed.message());
       auto s = landed ? fw::status::ok() : failed;
       count(s, 0);
-      done(std::move(s));
+      rp.deliver(std::move(s));
     });
   });
-}
-
-// Several bindings, each its own POST (they go out together, within the lane's limit); the answer
-// waits for the last of them and lists their statuses in the order asked.
-caf::typed_response_promise<std::vector<fw::status>> bind_pods(api_self self, const std::vector<pod_binding>& bindings) {
-  struct gather {
-    caf::typed_response_promise<std::vector<fw::status>> rp;
-    std::vector<fw::status> statuses;
-    size_t left = 0;
-  };
-  auto g = std::make_shared<gather>();
-  g->rp = self->make_response_promise<std::vector<fw::status>>();
-  g->statuses.resize(bindings.size());
-  g->left = bindings.size();
-  if (bindings.empty()) g->rp.deliver(std::vector<fw::status>{});
-  for (size_t i = 0; i < bindings.size(); ++i)
-    bind_pod(self, bindings[i].uid, bindings[i].node, [g, i](fw::status s) {
-      g->statuses[i] = std::move(s);
-      if (--g->left == 0) g->rp.deliver(std::move(g->statuses));
-    });
-  return g->rp;
+  return rp;
 }
 
 void log_failed(const char* what, const api::http_response& r) {
@@ -712,13 +693,7 @@ cluster_actor::behavior_type api_behavior(api_self self) {
     },
     [=](bind_atom, const std::string& uid, const std::string& node) {
       auto probe_scope = begin();
-      auto rp = self->make_response_promise<fw::status>();
-      bind_pod(self, uid, node, [rp](fw::status s) mutable { rp.deliver(std::move(s)); });
-      return rp;
-    },
-    [=](bind_atom, const std::vector<pod_binding>& bindings) {
-      auto probe_scope = begin();
-      return bind_pods(self, bindings);
+      return bind_pod(self, uid, node);
     },
     [=](status_atom, const std::string&, const std::string&) {
       // Pod phases come from the kubelets of a real cluster; nothing here reports them.

@@ -107,13 +107,6 @@ struct driver_state {
     }
   } batch;
   uint64_t batched = 0;
-  // Assume requests and binding cycles made in the running handler, sent when it ends: the pods
-  // that move on in one handler (a popped batch, a batch of assume replies) leave in one message
-  // per receiver. Holding them longer, until the mailbox was empty, cost 8 % of SchedulingBasic:
-  // each cycle's round trips are the pipeline's critical path.
-  std::vector<assume_request> held_assumes;
-  std::vector<std::vector<cycle_ctx_ptr>> held_binds;  // per binder
-  size_t held_bind_count = 0;
   std::unique_ptr<obs::actor_probe> probe;
   // framework_extension_point_duration_seconds{extension_point, status, profile}, resolved at spawn
   // per profile: [profile][point][0 = Success, 1 = not].
@@ -176,47 +169,12 @@ pod_cycle* find_cycle(self_ptr self, uint64_t id) {
   return &it->second;
 }
 
-// Sends the held assume requests, in the order they were made.
-void send_assumes(self_ptr self) {
-  auto& st = self->state;
-  if (st.held_assumes.empty()) return;
-  std::vector<assume_request> reqs;
-  reqs.swap(st.held_assumes);
-  // A cache seen down has failed these cycles already (fail_waiting_on).
-  if (st.down.count(caf::actor_cast<caf::actor_addr>(st.wiring->cache))) return;
-  self->send<caf::message_priority::high>(st.wiring->cache, assume_atom::value, std::move(reqs));
-}
-
-// Sends everything held: assumes to the cache, binding cycles to each binder.
-void send_held(self_ptr self) {
-  auto& st = self->state;
-  send_assumes(self);
-  if (st.held_bind_count == 0) return;
-  st.held_bind_count = 0;
-  for (size_t b = 0; b < st.held_binds.size(); ++b) {
-    if (st.held_binds[b].empty()) continue;
-    std::vector<cycle_ctx_ptr> ctxs;
-    ctxs.swap(st.held_binds[b]);
-    self->send(st.wiring->binders[b], bind_atom::value, std::move(ctxs));
-  }
-}
-
-// Every handler's scope: the actor probe, and at the end what the handler made goes out.
-struct handler_scope {
-  self_ptr self;
-  obs::actor_probe::scope probe;
-  explicit handler_scope(self_ptr s) : self(s), probe(s->state.probe->begin_handler(s)) {}
-  handler_scope(const handler_scope&) = delete;
-  ~handler_scope() { send_held(self); }
-};
-
 // The driver's messages to the cache (snapshot, assume, nominate) go as urgent messages: the cache
 // handles them before the change batches waiting in its mailbox, so a cycle does not wait behind
 // hundreds of watch events (it is validated against them at assume anyway). All three share the
 // urgent queue, which is FIFO per sender: a nomination still precedes every later snapshot request,
 // as recent_nominations assumes. SchedulingBasic: 25,000 -> 26,600 pods/s.
 void request_snapshot(self_ptr self, snapshot_waiter w) {
-  send_assumes(self);  // in the order made: a snapshot asked after an assume holds its pod
   w.seq = ++self->state.snapshot_requests;
   self->state.snapshot_waiters.push_back(std::move(w));
   self->send<caf::message_priority::high>(self->state.wiring->cache, snap_atom::value);
@@ -276,7 +234,6 @@ snapshot_ptr with_recent_nominations(driver_state& st, const pod_cycle& pc) {
 // before the cluster's write comes back, and keeps it for the snapshots already handed out.
 void remember_nomination(self_ptr self, const pod_info_ptr& pod, const std::string& node) {
   auto& st = self->state;
-  send_assumes(self);
   self->send<caf::message_priority::high>(st.wiring->cache, nominate_atom::value, pod, node);
   st.recent_nominations.push_back({pod, node, st.snapshot_requests});
 }
@@ -711,7 +668,7 @@ void reserve(self_ptr self, pod_cycle& pc, uint32_t node_index) {
   if (auto* m = st.wiring->metrics.get())
     m->scheduling_algorithm_duration.observe_duration(std::chrono::steady_clock::now() - pc.started);
   if (!await(self, pc, stage::assuming, st.wiring->cache)) return fail(self, pc, fw::status::error("cache down"));
-  st.held_assumes.push_back(std::move(req));
+  self->send<caf::message_priority::high>(st.wiring->cache, assume_atom::value, std::move(req));
 }
 
 void on_assumed(self_ptr self, pod_cycle& pc, const assume_reply& rep) {
@@ -751,11 +708,7 @@ void on_assumed(self_ptr self, pod_cycle& pc, const assume_reply& rep) {
              (std::chrono::steady_clock::now() - t1).count(), *ctx->assumed);
   if (s.is_wait()) self->send(p.permit, wait_atom::value, ctx);
   else if (!s.is_success()) abort_reserved(self, p, *ctx, s, s.message());
-  else {
-    if (st.held_binds.size() != p.binders.size()) st.held_binds.resize(p.binders.size());
-    st.held_binds[st.next_binder++ % p.binders.size()].push_back(std::move(ctx));
-    st.held_bind_count++;
-  }
+  else self->send(p.binders[st.next_binder++ % p.binders.size()], bind_atom::value, ctx);
   finish(self, pc);
 }
 
@@ -819,7 +772,7 @@ void init(self_ptr self, const std::vector<fw::framework_ptr>& frameworks, const
   if (wiring->cluster) watch(wiring->cluster, "cluster source");
   for (size_t i = 0; i < wiring->workers.size(); ++i) watch(wiring->workers[i], "filter_score_worker-" + std::to_string(i));
   self->set_down_handler([self](caf::down_msg& dm) {
-    handler_scope scope{self};
+    auto probe_scope = self->state.probe->begin_handler(self);
     auto it = self->state.names.find(dm.source);
     auto reason = (it != self->state.names.end() ? it->second : caf::to_string(dm.source)) + " (" +
                   self->system().render(dm.reason) + ")";
@@ -828,7 +781,7 @@ void init(self_ptr self, const std::vector<fw::framework_ptr>& frameworks, const
     fail_waiting_on(self, dm.source, reason);
   });
   self->set_error_handler([self](caf::error& err) {
-    handler_scope scope{self};
+    auto probe_scope = self->state.probe->begin_handler(self);
     spdlog::error("cycle_driver: error message: {}", self->system().render(err));
   });
 }
@@ -841,38 +794,37 @@ driver_actor spawn_cycle_driver(caf::actor_system& sys, std::vector<fw::framewor
     init(self, frameworks, opts, wiring);
     return {
       [self](start_atom) {
-        handler_scope scope{self};
+        auto probe_scope = self->state.probe->begin_handler(self);
         pull(self);
       },
       [self](std::vector<queued_pod_ptr>& pods) {
-        handler_scope scope{self};
+        auto probe_scope = self->state.probe->begin_handler(self);
         on_popped(self, pods);
       },
       [self](const snapshot_ptr& snap) {
-        handler_scope scope{self};
+        auto probe_scope = self->state.probe->begin_handler(self);
         on_snapshot(self, snap);
       },
       [self](filtered_range& r) {
-        handler_scope scope{self};
+        auto probe_scope = self->state.probe->begin_handler(self);
         on_range(self, r.cycle, r.range, stage::filtering, filtered_slot, std::move(r.nodes));
       },
       [self](scored_range& r) {
-        handler_scope scope{self};
+        auto probe_scope = self->state.probe->begin_handler(self);
         uint64_t id = r.cycle;
         uint32_t range = r.range;
         on_range(self, id, range, stage::scoring, scored_slot, std::move(r));
       },
       [self](const cycle_reply_ptr& rep) {
-        handler_scope scope{self};
+        auto probe_scope = self->state.probe->begin_handler(self);
         on_whole_pod(self, *rep);
       },
-      [self](const std::vector<assume_reply>& reps) {
-        handler_scope scope{self};
-        for (auto& rep : reps)
-          if (auto* pc = find_cycle(self, rep.cycle); pc && pc->at == stage::assuming) on_assumed(self, *pc, rep);
+      [self](const assume_reply& rep) {
+        auto probe_scope = self->state.probe->begin_handler(self);
+        if (auto* pc = find_cycle(self, rep.cycle); pc && pc->at == stage::assuming) on_assumed(self, *pc, rep);
       },
       [self](const cluster_stats&) {
-        handler_scope scope{self};
+        auto probe_scope = self->state.probe->begin_handler(self);
         auto& st = self->state;
         if (st.eviction_waiters.empty()) return;
         uint64_t id = st.eviction_waiters.front();

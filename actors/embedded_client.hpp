@@ -48,7 +48,7 @@ inline auto status_reply_handlers(std::function<void(fw::status)> done) {
 // Opened by an actor around plugin calls: `requester_scope scope{self};`. Requests made through the
 // client while it is open are requests of `self`. Scopes nest; closing restores the previous one.
 template <class Self>
-class requester_scope : public cluster_requester {
+class requester_scope final : public cluster_requester {
 public:
   explicit requester_scope(Self self) : self_(self), prev_(current_cluster_requester()) {
     current_cluster_requester() = this;

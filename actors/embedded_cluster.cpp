@@ -137,20 +137,14 @@ void route(cluster_self self, const std::vector<cluster_change_ptr>& changes) {
 // Routes an operation's changes (an operation without a reply).
 void finish(cluster_self self, cluster_store::outcome out) { route(self, out.changes); }
 
-// Answers with `reply` once the changes routed before it went out.
-template <class T>
-caf::result<T> answer_after_flush(cluster_self self, T reply) {
-  auto& st = self->state;
-  if (st.outbox.empty() && st.replies.empty()) return reply;
-  auto rp = self->make_response_promise<T>();
-  st.replies.emplace_back([rp, r = std::move(reply)]() mutable { rp.deliver(std::move(r)); });
-  return rp;
-}
-
 // Routes an operation's changes and answers with its status once they went out.
 caf::result<fw::status> answer(cluster_self self, cluster_store::outcome out) {
   route(self, out.changes);
-  return answer_after_flush(self, std::move(out.status));
+  auto& st = self->state;
+  if (st.outbox.empty() && st.replies.empty()) return out.status;
+  auto rp = self->make_response_promise<fw::status>();
+  st.replies.emplace_back([rp, s = std::move(out.status)]() mutable { rp.deliver(std::move(s)); });
+  return rp;
 }
 
 cluster_actor::behavior_type cluster_behavior(cluster_self self) {
@@ -186,17 +180,6 @@ cluster_actor::behavior_type cluster_behavior(cluster_self self) {
     [=](bind_atom, const std::string& uid, const std::string& node) {
       handler_scope scope{self};
       return answer(self, store->bind(uid, node));
-    },
-    [=](bind_atom, const std::vector<pod_binding>& bindings) {
-      handler_scope scope{self};
-      std::vector<fw::status> statuses;
-      statuses.reserve(bindings.size());
-      for (auto& b : bindings) {
-        auto out = store->bind(b.uid, b.node);
-        route(self, out.changes);
-        statuses.push_back(std::move(out.status));
-      }
-      return answer_after_flush(self, std::move(statuses));
     },
     [=](status_atom, const std::string& uid, const std::string& phase) {
       handler_scope scope{self};

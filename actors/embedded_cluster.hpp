@@ -51,8 +51,6 @@ using cluster_actor = caf::typed_actor<
   caf::reacts_to<delete_atom, std::string>,
   // POST pods/binding: bind pod uid to node (404 / 409 as error statuses).
   caf::replies_to<bind_atom, std::string, std::string>::with<fw::status>,
-  // The same for several pods, in order: one status per binding (a binder's bindings of one handler).
-  caf::replies_to<bind_atom, std::vector<pod_binding>>::with<std::vector<fw::status>>,
   // A node agent reports a pod's phase.
   caf::reacts_to<status_atom, std::string, std::string>,
   // A node agent reports the same phase for several pods, in order.

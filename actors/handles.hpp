@@ -17,9 +17,8 @@ namespace kas {
 using snapshot_cache_actor = caf::typed_actor<
   // Cluster changes (the cluster source's watch); applied, forwarded to the queue, then credited.
   caf::reacts_to<event_atom, cluster_change_batch_ptr>,
-  // Reserve: assume pods on nodes, in order, re-validating a node that changed since evaluation;
-  // one reply per request, in the same order.
-  caf::replies_to<assume_atom, std::vector<assume_request>>::with<std::vector<assume_reply>>,
+  // Reserve: assume a pod on a node, re-validating the node if it changed since evaluation.
+  caf::replies_to<assume_atom, assume_request>::with<assume_reply>,
   // Forget an assumed pod (its binding failed or was rejected).
   caf::reacts_to<forget_atom, std::string>,
   // The bindings of these assumed pods finished (starts their expiry clocks, if any).
@@ -57,8 +56,8 @@ using worker_actor = caf::typed_actor<
   caf::replies_to<work_atom, cycle_work_ptr>::with<cycle_reply_ptr>>;
 
 using binder_actor = caf::typed_actor<
-  // Run the binding cycles (PreBind, Bind, PostBind) of reserved and permitted pods.
-  caf::reacts_to<bind_atom, std::vector<cycle_ctx_ptr>>,
+  // Run the binding cycle (PreBind, Bind, PostBind) for a reserved and permitted pod.
+  caf::reacts_to<bind_atom, cycle_ctx_ptr>,
   // A bind plugin's asynchronous result.
   caf::reacts_to<result_atom, cycle_ctx_ptr, fw::status>>;
 
@@ -100,9 +99,8 @@ using driver_actor = caf::typed_actor<
   caf::reacts_to<scored_range>,
   // Stage "pod scheduled": a worker ran a whole pod's algorithm.
   caf::reacts_to<cycle_reply_ptr>,
-  // Stage "assumed": the cache assumed each pod on its node, or refused (conflict / error), in the
-  // order the driver asked.
-  caf::reacts_to<std::vector<assume_reply>>,
+  // Stage "assumed": the cache assumed the pod on its node, or refused (conflict / error).
+  caf::reacts_to<assume_reply>,
   // Stage "evictions landed": the cluster emitted a preemption's deletions (its stats answer).
   caf::reacts_to<cluster_stats>>;
 

@@ -79,7 +79,7 @@ permit_actor spawn_permit_coordinator(caf::actor_system& sys, std::shared_ptr<co
         st.wiring->series->permit_wait(true).observe_duration(std::chrono::steady_clock::now() - it->second.since);
         st.waiting.erase(it);
         auto& p = *st.wiring;
-        self->send(p.binders[st.next_binder++ % p.binders.size()], bind_atom::value, std::vector<cycle_ctx_ptr>{ctx});
+        self->send(p.binders[st.next_binder++ % p.binders.size()], bind_atom::value, ctx);
       },
       [=](reject_atom, const std::string& uid, const std::string& plugin, const std::string& msg) {
         auto probe_scope = self->state.probe->begin_handler(self);

@@ -110,13 +110,6 @@ struct source_task {
   std::function<void()> fn;
 };
 
-// One pods/binding request: bind pod `uid` to `node`. A binder sends the bindings its bind plugins
-// asked for in one handler as one request, answered by one status per binding, in order.
-struct pod_binding {
-  std::string uid;
-  std::string node;
-};
-
 // Counters the cluster exposes to `simulate` and tests.
 struct cluster_stats {
   size_t nodes = 0, pods = 0, bound = 0, running = 0, events = 0;
@@ -298,12 +291,6 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kas::cycle_work_ptr)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kas::cycle_reply_ptr)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kas::assume_request)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kas::assume_reply)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::vector<kas::assume_request>)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::vector<kas::assume_reply>)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::vector<kas::cycle_ctx_ptr>)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kas::pod_binding)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::vector<kas::pod_binding>)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::vector<kas::fw::status>)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kas::queue_stats)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kas::pod_outcome)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::vector<kas::pod_outcome>)

@@ -159,13 +159,9 @@ snapshot_cache_actor spawn_snapshot_cache(caf::actor_system& sys, const cache_op
         // The batch is applied: the cluster may send more.
         self->state.credit.applied(self, *batch);
       },
-      [=](assume_atom, const std::vector<assume_request>& reqs) -> std::vector<assume_reply> {
+      [=](assume_atom, const assume_request& req) -> assume_reply {
         auto probe_scope = self->state.probe->begin_handler(self);
-        // In order: each assume sees the ones before it, as if they had come one message each.
-        std::vector<assume_reply> reps;
-        reps.reserve(reqs.size());
-        for (auto& req : reqs) reps.push_back(assume(self, req));
-        return reps;
+        return assume(self, req);
       },
       [=](forget_atom, const std::string& uid) {
         auto probe_scope = self->state.probe->begin_handler(self);

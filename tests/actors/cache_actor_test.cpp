@@ -47,12 +47,7 @@ protected:
   }
 
   assume_reply assume(const assume_request& r) {
-    auto reps = assume_all({r});
-    return reps.empty() ? assume_reply{} : reps.front();
-  }
-
-  std::vector<assume_reply> assume_all(std::vector<assume_request> rs) {
-    return ask<std::vector<assume_reply>>(wiring->cache, assume_atom::value, std::move(rs)).value_or(std::vector<assume_reply>{});
+    return ask<assume_reply>(wiring->cache, assume_atom::value, r).value_or(assume_reply{});
   }
 
   int64_t requested_cpu(const std::string& node) {
@@ -97,27 +92,6 @@ TEST_F(cache_actor_test, assume_refuses_when_the_node_changed_and_no_longer_fits
   EXPECT_TRUE(rep.conflict) << "a conflict retries the pod on a newer snapshot";
   EXPECT_NE(rep.message.find("Insufficient cpu"), std::string::npos) << rep.message;
   EXPECT_EQ(requested_cpu("n1"), 3000);
-}
-
-// The driver sends the assumes of pods that moved on together as one message: each is validated
-// against the ones before it, as if each had come alone, and the replies keep the order.
-TEST_F(cache_actor_test, assumes_in_one_message_see_each_other_in_order) {
-  start({make_node(node("n1", "4")), make_node(node("n2", "4"))});
-  auto snap = snapshot();  // every cycle evaluated its node on this snapshot
-  auto a = make_pod(pod("a", "3", "1Gi"));
-  auto b = make_pod(pod("b", "3", "1Gi"));
-  auto c = make_pod(pod("c", "3", "1Gi"));
-  auto reps = assume_all({reserve(a, "n1", snap), reserve(b, "n1", snap), reserve(c, "n2", snap)});
-  ASSERT_EQ(reps.size(), 3u);
-  EXPECT_TRUE(reps[0].ok) << reps[0].message;
-  EXPECT_EQ(reps[0].assumed->name, "a");
-  EXPECT_FALSE(reps[1].ok) << "b was evaluated before a took n1's room";
-  EXPECT_TRUE(reps[1].conflict);
-  EXPECT_NE(reps[1].message.find("Insufficient cpu"), std::string::npos) << reps[1].message;
-  EXPECT_TRUE(reps[2].ok) << reps[2].message;
-  EXPECT_EQ(reps[2].assumed->node_name, "n2");
-  EXPECT_EQ(requested_cpu("n1"), 3000);
-  EXPECT_EQ(requested_cpu("n2"), 3000);
 }
 
 TEST_F(cache_actor_test, assume_on_a_node_that_is_gone_is_a_conflict) {

@@ -54,26 +54,11 @@ protected:
     run();
   }
 
-  // Every assume request the driver sent, in order (the stage after host selection). Requests
-  // travel in batches: one message holds those made before the driver's mailbox was empty.
-  std::vector<assume_request> assumes() {
-    std::vector<assume_request> out;
-    for (auto& [atom, reqs] : log("cache").all<assume_atom, std::vector<assume_request>>())
-      out.insert(out.end(), reqs.begin(), reqs.end());
-    return out;
-  }
-
-  // The driver's last assume request.
+  // The driver's last assume request (the stage after host selection).
   std::optional<assume_request> last_assume() {
-    auto all = assumes();
-    if (all.empty()) return std::nullopt;
-    return all.back();
-  }
-
-  // The cache answers assume requests as one batch.
-  void answer_assume(const assume_reply& rep) {
-    send_as("cache", driver, std::vector<assume_reply>{rep});
-    run();
+    auto m = log("cache").last<assume_atom, assume_request>();
+    if (!m) return std::nullopt;
+    return std::get<1>(*m);
   }
 
   assume_reply accepted(const assume_request& req) {
@@ -82,18 +67,6 @@ protected:
     rep.ok = true;
     rep.assumed = with_node_name(*req.pod, req.node);
     return rep;
-  }
-
-  // The default profile with PodTopologySpread's system defaults off: kube's SignPod refuses pods
-  // it would default, so only then are pods batched.
-  void use_batching_profile() {
-    auto profile = default_profile();
-    profile.plugin_args["PodTopologySpread"] = YAML::Load("defaultingType: List");
-    fw::handle h;
-    h.client = fw::unowned_client(&client);
-    auto f = fw::framework::build(profile, fw::in_tree_registry(), h, "profiles[0]");
-    ASSERT_TRUE(f.ok()) << f.err().message;
-    frameworks_built = {*f};
   }
 
   scheduler_cache cache;
@@ -121,9 +94,10 @@ TEST_F(driver_actor_test, node_range_cycle_runs_the_stages_in_order_to_a_binder)
   EXPECT_EQ(req->snapshot_generation, snap->generation());
   // Nothing was popped meanwhile: the one pipeline slot is taken.
   EXPECT_EQ((log("queue").count<pop_atom, uint32_t>()), 1u);
-  answer_assume(accepted(*req));
+  send_as("cache", driver, accepted(*req));
+  run();
   // Reserve and Permit passed: the pod goes to a binder, the slot frees and the next pop goes out.
-  EXPECT_EQ((log("binder-0").count<bind_atom, std::vector<cycle_ctx_ptr>>()), 1u);
+  EXPECT_EQ((log("binder-0").count<bind_atom, cycle_ctx_ptr>()), 1u);
   EXPECT_EQ((log("queue").count<pop_atom, uint32_t>()), 2u);
   EXPECT_EQ(log("permit").messages.size(), 0u);
 }
@@ -133,20 +107,28 @@ TEST_F(driver_actor_test, whole_pod_cycle_on_a_worker_reaches_assume) {
   auto snap = cluster({node("n1", "4"), node("n2", "4")});
   pop_and_snapshot({queued(pod("a", "1", "1Gi")), queued(pod("b", "1", "1Gi"))}, snap);
   std::set<std::string> pods_assumed;
-  for (auto& req : assumes()) pods_assumed.insert(req.pod->name);
+  for (auto& [atom, req] : log("cache").all<assume_atom, assume_request>()) pods_assumed.insert(req.pod->name);
   EXPECT_EQ(pods_assumed, (std::set<std::string>{"a", "b"}));
 }
 
 // Opportunistic batching: once a pod's ranked list exists, the next pods of its signature take the
 // list's next nodes at once, without asking the cache for a snapshot they would not read.
 TEST_F(driver_actor_test, batched_pods_start_without_a_snapshot_round_trip) {
-  use_batching_profile();
+  // PodTopologySpread without system defaults: kube's SignPod refuses pods it would default.
+  auto profile = default_profile();
+  profile.plugin_args["PodTopologySpread"] = YAML::Load("defaultingType: List");
+  fw::handle h;
+  h.client = fw::unowned_client(&client);
+  auto f = fw::framework::build(profile, fw::in_tree_registry(), h, "profiles[0]");
+  ASSERT_TRUE(f.ok()) << f.err().message;
+  frameworks_built = {*f};
   start(4, 2, true);
   auto snap = cluster({node("n1", "4"), node("n2", "4"), node("n3", "4")});
   pop_and_snapshot({queued(pod("a", "1", "1Gi"))}, snap);  // a whole cycle on a worker ranks the nodes
   auto first = last_assume();
   ASSERT_TRUE(first);
-  answer_assume(accepted(*first));
+  send_as("cache", driver, accepted(*first));
+  run();
 
   send_as("queue", driver, pods{queued(pod("b", "1", "1Gi"))});
   run();
@@ -161,41 +143,6 @@ TEST_F(driver_actor_test, batched_pods_start_without_a_snapshot_round_trip) {
   send_as("queue", driver, pods{queued(pod("c", "2", "1Gi"))});
   run();
   EXPECT_EQ(log("cache").count<snap_atom>(), 2u);
-}
-
-// Pods that move on in one handler leave in one message per receiver: their assumes to the cache,
-// then, from the cache's one answer, their binding cycles to the binder.
-TEST_F(driver_actor_test, pods_that_move_on_together_leave_in_one_message_per_receiver) {
-  use_batching_profile();
-  start(4, 2, true);
-  auto snap = cluster({node("n1", "4"), node("n2", "4"), node("n3", "4"), node("n4", "4")});
-  pop_and_snapshot({queued(pod("a", "1", "1Gi"))}, snap);  // a's whole cycle ranks the nodes
-  auto first = last_assume();
-  ASSERT_TRUE(first);
-  answer_assume(accepted(*first));
-  EXPECT_EQ((log("binder-0").count<bind_atom, std::vector<cycle_ctx_ptr>>()), 1u);
-
-  send_as("queue", driver, pods{queued(pod("b", "1", "1Gi")), queued(pod("c", "1", "1Gi")), queued(pod("d", "1", "1Gi"))});
-  run();
-  auto batches = log("cache").all<assume_atom, std::vector<assume_request>>();
-  ASSERT_EQ(batches.size(), 2u) << "b, c and d are assumed in one message";
-  auto& reqs = std::get<1>(batches.back());
-  ASSERT_EQ(reqs.size(), 3u);
-  std::set<std::string> nodes{first->node};
-  std::vector<assume_reply> reps;
-  for (auto& r : reqs) {
-    nodes.insert(r.node);
-    reps.push_back(accepted(r));
-  }
-  EXPECT_EQ(nodes.size(), 4u) << "each took the next node of a's ranked list";
-  send_as("cache", driver, reps);
-  run();
-  auto binds = log("binder-0").all<bind_atom, std::vector<cycle_ctx_ptr>>();
-  ASSERT_EQ(binds.size(), 2u) << "b, c and d go to the binder in one message";
-  auto& ctxs = std::get<1>(binds.back());
-  ASSERT_EQ(ctxs.size(), 3u);
-  EXPECT_EQ(ctxs[0]->assumed->name, "b");
-  EXPECT_EQ(ctxs[2]->assumed->name, "d");
 }
 
 TEST_F(driver_actor_test, an_unschedulable_pod_fails_back_into_the_queue_with_the_fit_error) {
@@ -231,12 +178,13 @@ TEST_F(driver_actor_test, a_conflict_at_assume_retries_on_a_new_snapshot_without
   conflict.cycle = req->cycle;
   conflict.conflict = true;
   conflict.message = "node changed";
-  answer_assume(conflict);
+  send_as("cache", driver, conflict);
+  run();
   EXPECT_EQ(log("cache").count<snap_atom>(), 2u);
   EXPECT_EQ((log("queue").count<requeue_atom, failure>()), 0u);
   send_as("cache", driver, cluster({node("n2", "4")}));
   run();
-  EXPECT_EQ(assumes().size(), 2u);
+  EXPECT_EQ((log("cache").count<assume_atom, assume_request>()), 2u);
 }
 
 TEST_F(driver_actor_test, a_refused_assume_fails_the_cycle_as_an_error) {
@@ -247,7 +195,8 @@ TEST_F(driver_actor_test, a_refused_assume_fails_the_cycle_as_an_error) {
   assume_reply refused;
   refused.cycle = req->cycle;
   refused.message = "pod already assumed";
-  answer_assume(refused);
+  send_as("cache", driver, refused);
+  run();
   auto f = log("queue").last<requeue_atom, failure>();
   ASSERT_TRUE(f);
   EXPECT_EQ(std::get<1>(*f).result.get_code(), fw::code::error);
@@ -275,7 +224,8 @@ TEST_F(driver_actor_test, a_stage_message_for_an_unknown_cycle_is_dropped) {
   assume_reply stray;
   stray.cycle = 99;
   stray.ok = true;
-  answer_assume(stray);
+  send_as("cache", driver, stray);
+  run();
   EXPECT_EQ(log("binder-0").messages.size(), 0u);
   EXPECT_EQ((log("queue").count<requeue_atom, failure>()), 0u);
 }

@@ -43,10 +43,10 @@ TEST_F(permit_actor_test, a_pod_allowed_by_every_waiting_plugin_goes_to_a_binder
   ASSERT_TRUE((step<wait_atom, cycle_ctx_ptr>(wiring->permit)));
   send(wiring->permit, allow_atom::value, ctx->assumed->uid, std::string("GangA"));
   run();
-  EXPECT_EQ((log("binder-0").count<bind_atom, std::vector<cycle_ctx_ptr>>()), 0u);  // GangB still waits
+  EXPECT_EQ((log("binder-0").count<bind_atom, cycle_ctx_ptr>()), 0u);  // GangB still waits
   send(wiring->permit, allow_atom::value, ctx->assumed->uid, std::string("GangB"));
   run();
-  EXPECT_EQ((log("binder-0").count<bind_atom, std::vector<cycle_ctx_ptr>>()), 1u);
+  EXPECT_EQ((log("binder-0").count<bind_atom, cycle_ctx_ptr>()), 1u);
   EXPECT_EQ((log("queue").count<requeue_atom, failure>()), 0u);
 }
 
@@ -56,7 +56,7 @@ TEST_F(permit_actor_test, a_reject_unreserves_forgets_and_requeues_with_the_plug
   run();
   send(wiring->permit, reject_atom::value, ctx->assumed->uid, std::string("GangA"), std::string("gang broke up"));
   run();
-  EXPECT_EQ((log("binder-0").count<bind_atom, std::vector<cycle_ctx_ptr>>()), 0u);
+  EXPECT_EQ((log("binder-0").count<bind_atom, cycle_ctx_ptr>()), 0u);
   auto forget = log("cache").last<forget_atom, std::string>();
   ASSERT_TRUE(forget);
   EXPECT_EQ(std::get<1>(*forget), ctx->assumed->uid);
@@ -85,7 +85,7 @@ TEST_F(permit_actor_test, a_timer_after_the_pod_was_allowed_changes_nothing) {
   send(wiring->permit, allow_atom::value, ctx->assumed->uid, std::string("GangA"));
   run();
   ASSERT_TRUE(tick());
-  EXPECT_EQ((log("binder-0").count<bind_atom, std::vector<cycle_ctx_ptr>>()), 1u);
+  EXPECT_EQ((log("binder-0").count<bind_atom, cycle_ctx_ptr>()), 1u);
   EXPECT_EQ((log("queue").count<requeue_atom, failure>()), 0u);
   EXPECT_EQ((log("cache").count<forget_atom, std::string>()), 0u);
 }
