@@ -94,14 +94,17 @@ public:
   bool empty() const { return size_ == 0; }
   const pod_info_ptr& operator[](size_t i) const { return chunk_of(i).pods[i % chunk_size]; }
   const pod_key& key(size_t i) const { return chunk_of(i).keys[i % chunk_size]; }
-  // Calls f(pod_key) for every pod, chunk by chunk.
+  // Calls f(i, pod_key, pod) for every pod in order, chunk by chunk: loops over a node's pods
+  // (counting them by selector) stream through each chunk instead of locating every index.
   template <class F>
-  void for_each_key(F&& f) const {
-    for (const auto& c : head_)
-      for (const auto& k : c->keys) f(k);
+  void for_each(F&& f) const {
+    size_t i = 0;
+    auto visit = [&](const chunk& c) {
+      for (size_t k = 0; k < c.pods.size(); ++k, ++i) f(i, c.keys[k], c.pods[k]);
+    };
+    for (const auto& c : head_) visit(*c);
     for (const auto& b : blocks_)
-      for (const auto& c : b->chunks)
-        for (const auto& k : c->keys) f(k);
+      for (const auto& c : b->chunks) visit(*c);
   }
   const pod_info_ptr& front() const { return (*this)[0]; }
   const pod_info_ptr& back() const { return (*this)[size_ - 1]; }

@@ -107,7 +107,9 @@ size_t scheduler_cache::place(const pod_info_ptr& p) {
 
 void scheduler_cache::remove_at(node_info& n, size_t at) {
   n.remove_pod_at(at);
-  if (at >= n.pods.size()) return;
+  // On a node of one chunk or less a stale slot costs a scan of at most 64 pointers, less than
+  // the lookup that would keep the moved pod's slot right.
+  if (at >= n.pods.size() || n.pods.size() <= pod_list::chunk_size) return;
   const pod_info_ptr& moved = n.pods[at];
   auto it = pods_.find(moved->uid);
   if (it != pods_.end() && it->second.pod.get() == moved.get()) it->second.slot = at;

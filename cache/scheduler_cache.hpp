@@ -117,7 +117,8 @@ private:
   // bound pod's status update, an assumed pod's confirmation): the cache's most frequent change.
   // Returns new_p's position.
   size_t replace(const pod_info_ptr& old_p, size_t slot, const pod_info_ptr& new_p);
-  // Removes the pod at `at` from `n`; the pod that took its place (the last) records its new slot.
+  // Removes the pod at `at` from `n`; on a node of more than one chunk, the pod that took its place
+  // (the last) records its new slot.
   void remove_at(node_info& n, size_t at);
   // Stores a changed node where it lives (snapshot index `at` from mutable_copy, or ghosts_ when
   // -1), stamping a new generation. True when it is in the snapshot (so its pods count in the

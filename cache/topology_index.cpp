@@ -268,7 +268,7 @@ void topology_index_writer::add_node_pods(topology_index& ix, size_t c, const no
   if (key->what == topology_index::kind::held) {
     for (auto& p : n.pods_with_required_anti_affinity) total += weight(c, *key, pod_key{}, *p);
   } else {
-    for (size_t i = 0; i < n.pods.size(); ++i) total += weight(c, *key, n.pods.key(i), *n.pods[i]);
+    n.pods.for_each([&](size_t, const pod_key& k, const pod_info_ptr& p) { total += weight(c, *key, k, *p); });
   }
   if (total == 0) return;
   auto& counter = mutable_counter(ix, c);

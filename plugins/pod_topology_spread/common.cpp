@@ -152,11 +152,11 @@ selector_counter::selector_counter(const label_selector& selector, const std::st
 selector_counter::selector_counter(const label_selector& selector, uint32_t ns)
   : selector_(selector), empty_(selector_empty(selector)), ns_(ns) {}
 
-bool selector_counter::matches(const pod_list& pods, size_t i, const pod_key& k) {
+bool selector_counter::matches(const pod_info& pod, const pod_key& k) {
   if (k.labels)
     for (size_t m = 0; m < memo_used_; ++m)
       if (memo_[m].first == k.labels) return memo_[m].second;
-  bool ok = selector_.matches(pods[i]->labels);
+  bool ok = selector_.matches(pod.labels);
   if (k.labels) {
     memo_[memo_next_] = {k.labels, ok};
     memo_next_ = (memo_next_ + 1) % memo_size;
@@ -168,12 +168,11 @@ bool selector_counter::matches(const pod_list& pods, size_t i, const pod_key& k)
 int selector_counter::count(const pod_list& pods) {
   if (empty_) return 0;
   int n = 0;
-  for (size_t i = 0; i < pods.size(); ++i) {
-    const pod_key& k = pods.key(i);
+  pods.for_each([&](size_t, const pod_key& k, const pod_info_ptr& p) {
     // Terminating pods are bypassed (kube #87621).
-    if (k.ns != ns_ || k.terminating) continue;
-    if (matches(pods, i, k)) ++n;
-  }
+    if (k.ns != ns_ || k.terminating) return;
+    if (matches(*p, k)) ++n;
+  });
   return n;
 }
 

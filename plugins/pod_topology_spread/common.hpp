@@ -55,7 +55,7 @@ public:
   int count(const pod_list& pods);
 
 private:
-  bool matches(const pod_list& pods, size_t i, const pod_key& k);
+  bool matches(const pod_info& pod, const pod_key& k);
   const label_selector& selector_;
   const bool empty_;
   const uint32_t ns_;

@@ -299,9 +299,13 @@ TEST(PodList, MatchesAVectorPastTheFirstBlockAndCopiesStayApart) {
   }
   ASSERT_EQ(l.size(), ref.size());
   EXPECT_EQ(uids(l), ref);
-  size_t keyed = 0;
-  l.for_each_key([&](const pod_key&) { ++keyed; });
-  EXPECT_EQ(keyed, ref.size());
+  size_t visited = 0;
+  l.for_each([&](size_t i, const pod_key& k, const pod_info_ptr& p) {
+    EXPECT_EQ(i, visited++);
+    EXPECT_EQ(p.get(), l[i].get());
+    EXPECT_EQ(k.labels, l.key(i).labels);
+  });
+  EXPECT_EQ(visited, ref.size());
   for (auto& [copy, at] : copies) EXPECT_EQ(uids(copy), at);
   while (!l.empty()) l.erase_at(0);
   EXPECT_EQ(l.begin(), l.end());
