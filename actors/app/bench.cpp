@@ -240,6 +240,22 @@ double raw_kernel_rate(const fw::framework& fwk, const std::vector<node_info_ptr
   return s > 0 ? static_cast<double>(measured.size()) / s : 0;
 }
 
+// The raw kernel's best of up to three runs, as many as fit in about a second after the first: one
+// run on this VM varied by ±15 % (SchedulingBasic 53k-74k pods/s on the same binary), which moved
+// the efficiency column as much as any change to the pipeline did. The best run is the one least
+// disturbed by the machine.
+double best_raw_kernel_rate(const fw::framework& fwk, const std::vector<node_info_ptr>& nodes,
+                            const std::vector<pod_info_ptr>& init_bound, const std::vector<pod_info_ptr>& measured,
+                            const cluster_objects_ptr& objects) {
+  double best = 0, spent = 0;
+  for (int run = 0; run < 3 && (run == 0 || spent < 1.0); ++run) {
+    auto t0 = bench_clock::now();
+    best = std::max(best, raw_kernel_rate(fwk, nodes, init_bound, measured, objects));
+    spent += std::chrono::duration<double>(bench_clock::now() - t0).count();
+  }
+  return best;
+}
+
 void print_json(const bench_result& r) {
   json_writer w;
   auto pct = [&](const char* key, const percentiles& p) {
@@ -381,7 +397,7 @@ public:
       return actor_died_exit_code;
     }
     if (rc != 0) return rc;
-    r_.raw_pods_per_second = raw_kernel_rate(*sched->frameworks.front(), nodes_, init_bound_, measured_, objects_);
+    r_.raw_pods_per_second = best_raw_kernel_rate(*sched->frameworks.front(), nodes_, init_bound_, measured_, objects_);
     r_.efficiency = r_.raw_pods_per_second > 0 ? r_.throughput.avg / r_.raw_pods_per_second : 0;
     r_.peak_rss_bytes = peak_rss_bytes();
     r_.wall_seconds = std::chrono::duration<double>(bench_clock::now() - origin_).count();
