@@ -2,7 +2,7 @@
 // cluster_objects: the API objects besides Pods and Nodes that plugins read — namespace labels
 // (InterPodAffinity's namespaceSelector), workload selectors (PodTopologySpread's system default
 // constraints: Services, ReplicationControllers, ReplicaSets, StatefulSets) and
-// PodDisruptionBudgets (DefaultPreemption). Immutable; the cache publishes a new one with the
+// PodDisruptionBudgets (DefaultPreemption), and the storage objects (the volume plugins). Immutable; the cache publishes a new one with the
 // snapshot when any of them changes.
 #include <cstdint>
 #include <memory>
@@ -12,6 +12,7 @@
 
 #include "cache/labels.hpp"
 #include "cache/selectors.hpp"
+#include "cache/volume_objects.hpp"
 
 namespace kas {
 
@@ -37,6 +38,8 @@ struct cluster_objects {
   std::unordered_map<std::string, label_map> namespace_labels;
   std::vector<workload_selector> workloads;
   std::vector<disruption_budget> pdbs;
+  // PersistentVolumes, claims, StorageClasses and the CSI objects (the volume plugins).
+  volume_objects volumes;
 
   const label_map* namespace_labels_of(const std::string& ns) const {
     auto it = namespace_labels.find(ns);

@@ -6,6 +6,9 @@
 // container that omits cpu / memory (kube's NonMissingContainerRequests).
 #include "cache/pod_info.hpp"
 
+#include <algorithm>
+#include <limits>
+
 #include <optional>
 
 #include <algorithm>
@@ -436,6 +439,31 @@ bool toleration::tolerates(const taint& t) const {
   return op_exists || value == t.value;
 }
 
+// spec.volumes: the claims (persistentVolumeClaim, and the claim a generic ephemeral volume gets,
+// named "<pod>-<volume>" as the ephemeral controller names it) and the inline sources.
+status_or_error compile_volumes(const k8s::core::PodSpec& spec, pod_info& info) {
+  for (int i = 0; i < spec.volumes_size(); ++i) {
+    const auto& v = spec.volumes(i);
+    const auto& src = v.volume_source();
+    pod_volume out;
+    out.name = v.name();
+    if (src.has_persistent_volume_claim()) {
+      out.claim_name = src.persistent_volume_claim().claim_name();
+      out.read_only = src.persistent_volume_claim().read_only();
+      // The apiserver refuses an empty claimName; the volume plugins would look up "".
+      if (out.claim_name.empty())
+        return at("spec.volumes[" + std::to_string(i) + "].persistentVolumeClaim.claimName", "Required value");
+    } else if (src.has_ephemeral()) {
+      out.ephemeral = true;
+      out.claim_name = info.name + "-" + v.name();
+    } else {
+      out.inline_source = inline_volume_source(src);
+    }
+    info.volumes.push_back(std::move(out));
+  }
+  return ok_t{};
+}
+
 result<pod_info_ptr> compile_pod(std::shared_ptr<const k8s::core::Pod> pod) {
   auto info = std::make_shared<pod_info>();
   const auto& meta = pod->metadata();
@@ -454,8 +482,14 @@ result<pod_info_ptr> compile_pod(std::shared_ptr<const k8s::core::Pod> pod) {
   else if (!spec.preemption_policy().empty() && spec.preemption_policy() != "PreemptLowerPriority")
     return at("spec.preemptionPolicy", "Unsupported value: \"" + spec.preemption_policy() +
                                            "\": supported values: \"Never\", \"PreemptLowerPriority\"");
-  if (meta.has_creation_timestamp())
-    info->creation_ns = meta.creation_timestamp().seconds() * 1000000000LL + meta.creation_timestamp().nanos();
+  if (meta.has_creation_timestamp()) {
+    // Nanoseconds since the epoch hold dates up to 2262; a later (or far earlier) timestamp, which
+    // the API's RFC 3339 range allows up to year 9999, saturates instead of overflowing. It only
+    // orders pods.
+    constexpr int64_t max_seconds = std::numeric_limits<int64_t>::max() / 1000000000LL - 1;
+    int64_t sec = std::clamp<int64_t>(meta.creation_timestamp().seconds(), -max_seconds, max_seconds);
+    info->creation_ns = sec * 1000000000LL + meta.creation_timestamp().nanos();
+  }
   info->labels = to_label_map(meta.labels());
 
   if (auto st = compile_requests(spec, *info); !st) return st.err();
@@ -490,6 +524,7 @@ result<pod_info_ptr> compile_pod(std::shared_ptr<const k8s::core::Pod> pod) {
     if (!c.image().empty()) info->images.push_back(c.image());
   for (const auto& c : spec.containers())
     if (!c.image().empty()) info->images.push_back(c.image());
+  if (auto st = compile_volumes(spec, *info); !st) return st.err();
   info->pod = std::move(pod);
   return pod_info_ptr(std::move(info));
 }

@@ -10,6 +10,7 @@
 #include "cache/labels.hpp"
 #include "cache/resources.hpp"
 #include "cache/selectors.hpp"
+#include "cache/volume_objects.hpp"
 #include "messages/k8s/core.pb.h"
 #include "messages/result.hpp"
 
@@ -92,6 +93,20 @@ struct pod_condition {
   }
 };
 
+// One entry of spec.volumes, as the volume plugins read it.
+struct pod_volume {
+  std::string name;
+  // The claim this volume uses: persistentVolumeClaim.claimName, or for a generic ephemeral
+  // volume the claim the ephemeral controller creates, "<pod name>-<volume name>". Empty for other
+  // kinds.
+  std::string claim_name;
+  bool ephemeral = false;
+  bool read_only = false;  // persistentVolumeClaim.readOnly
+  // An inline in-tree or CSI source (gcePersistentDisk, awsElasticBlockStore, rbd, iscsi, cinder,
+  // azureDisk, csi); kind none for claims and for the kinds no volume plugin reads.
+  volume_source inline_source;
+};
+
 struct pod_info {
   std::shared_ptr<const k8s::core::Pod> pod;  // the API object, as decoded
 
@@ -145,6 +160,12 @@ struct pod_info {
   }
   bool has_required_anti_affinity() const { return !required_anti_affinity.empty(); }
   std::vector<std::string> images;  // container image names (for ImageLocality)
+  std::vector<pod_volume> volumes;  // spec.volumes
+  bool has_claims() const {
+    for (const auto& v : volumes)
+      if (!v.claim_name.empty()) return true;
+    return false;
+  }
 
   bool has_scheduling_gates() const { return !scheduling_gates.empty(); }
   std::string key() const { return ns + "/" + name; }

@@ -283,6 +283,12 @@ void scheduler_cache::set_objects(cluster_objects_ptr objects) {
   log_structural();
 }
 
+void scheduler_cache::apply_volume(const volume_change& ch) {
+  auto objs = std::make_shared<cluster_objects>(snap_.objects());
+  apply_volume_change(objs->volumes, ch);
+  set_objects(std::move(objs));
+}
+
 void scheduler_cache::update_nominated(const pod_info_ptr& old_p, const pod_info_ptr& new_p) {
   if (!new_p) {
     if (!old_p) return;

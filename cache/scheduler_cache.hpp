@@ -49,6 +49,8 @@ public:
 
   // Namespaces, workload selectors, PDBs: published with the next snapshot.
   void set_objects(cluster_objects_ptr objects);
+  // One storage object's change, applied to the objects the next snapshot publishes.
+  void apply_volume(const volume_change& ch);
   // kube's nominator: unbound pods nominated to a node, carried by snapshots so Filter counts them
   // on their nominated node. Call on every pod add/update/delete (null = absent). A nomination
   // comes from status.nominatedNodeName, or from `nominate` before that write is seen; as in

@@ -156,6 +156,13 @@ TEST(CompilePod, BadInputNamesThePath) {
        },
        "spec.tolerations[1].effect: "},
       {"bad preemption policy", [](auto* s) { s->set_preemption_policy("Always"); }, "spec.preemptionPolicy: "},
+      {"empty claim name",
+       [](auto* s) {
+         auto* v = s->add_volumes();
+         v->set_name("data");
+         v->mutable_volume_source()->mutable_persistent_volume_claim();
+       },
+       "spec.volumes[0].persistentVolumeClaim.claimName: Required value"},
   };
   for (const auto& r : rows) {
     SCOPED_TRACE(r.name);
@@ -324,6 +331,42 @@ TEST(Toleration, CompiledFromPod) {
   EXPECT_EQ(info->tolerations[1].effect, taint_effect::none);
   EXPECT_EQ(parse_taint_effect("PreferNoSchedule"), taint_effect::prefer_no_schedule);
   EXPECT_EQ(parse_taint_effect("bogus"), taint_effect::none);
+}
+
+// A creationTimestamp past 2262 (RFC 3339 allows up to 9999) saturates instead of overflowing; the
+// fuzzer found the overflow (tests/fuzz/regressions/cluster_manifests/far-future-creation-timestamp).
+TEST(CompilePod, FarFutureCreationTimestampSaturates) {
+  auto pod = test::make_pod("p");
+  pod->mutable_metadata()->mutable_creation_timestamp()->set_seconds(65914560000);  // year 4058
+  auto res = compile_pod(pod);
+  ASSERT_TRUE(res.ok());
+  EXPECT_GT((*res)->creation_ns, int64_t{9} * 1000000000LL * 1000000000LL);
+}
+
+TEST(CompilePod, Volumes) {
+  auto pod = test::make_pod("web");
+  auto* spec = pod->mutable_spec();
+  auto* claim = spec->add_volumes();
+  claim->set_name("data");
+  claim->mutable_volume_source()->mutable_persistent_volume_claim()->set_claim_name("data-web");
+  auto* eph = spec->add_volumes();
+  eph->set_name("scratch");
+  eph->mutable_volume_source()->mutable_ephemeral();
+  auto* disk = spec->add_volumes();
+  disk->set_name("disk");
+  disk->mutable_volume_source()->mutable_aws_elastic_block_store()->set_volume_id("vol-1");
+  auto res = compile_pod(pod);
+  ASSERT_TRUE(res.ok()) << res.err().message;
+  const auto& v = (*res)->volumes;
+  ASSERT_EQ(v.size(), 3u);
+  EXPECT_EQ(v[0].claim_name, "data-web");
+  EXPECT_FALSE(v[0].ephemeral);
+  EXPECT_EQ(v[1].claim_name, "web-scratch");  // the ephemeral controller's name for the claim
+  EXPECT_TRUE(v[1].ephemeral);
+  EXPECT_EQ(v[2].claim_name, "");
+  EXPECT_EQ(v[2].inline_source.kind, volume_source::aws_ebs);
+  EXPECT_EQ(v[2].inline_source.id, "vol-1");
+  EXPECT_TRUE((*res)->has_claims());
 }
 
 }  // namespace

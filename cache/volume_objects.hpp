@@ -1,0 +1,329 @@
+#pragma once
+// The storage objects the volume plugins read (VolumeBinding, VolumeZone, VolumeRestrictions,
+// NodeVolumeLimits): PersistentVolumes, PersistentVolumeClaims, StorageClasses, CSINodes,
+// CSIDrivers and CSIStorageCapacities, compiled once from their API objects and immutable after.
+//
+// They travel inside cluster_objects, in object_tables: a copy shares all but the one shard a
+// change touches, so a cluster with thousands of claims publishes a claim's change in O(shard),
+// not O(claims).
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "cache/labels.hpp"
+#include "cache/selectors.hpp"
+#include "messages/result.hpp"
+
+namespace k8s::core {
+class PersistentVolume;
+class PersistentVolumeClaim;
+class VolumeSource;
+}  // namespace k8s::core
+namespace k8s::storage {
+class StorageClass;
+class CSINode;
+class CSIDriver;
+class CSIStorageCapacity;
+}  // namespace k8s::storage
+
+namespace kas {
+
+// --- well-known names ---------------------------------------------------------------------------
+
+inline constexpr std::string_view ann_selected_node = "volume.kubernetes.io/selected-node";
+inline constexpr std::string_view ann_bind_completed = "pv.kubernetes.io/bind-completed";
+inline constexpr std::string_view ann_bound_by_controller = "pv.kubernetes.io/bound-by-controller";
+inline constexpr std::string_view ann_storage_provisioner = "volume.kubernetes.io/storage-provisioner";
+inline constexpr std::string_view ann_beta_storage_provisioner = "volume.beta.kubernetes.io/storage-provisioner";
+inline constexpr std::string_view ann_beta_storage_class = "volume.beta.kubernetes.io/storage-class";
+inline constexpr std::string_view ann_migrated_plugins = "storage.alpha.kubernetes.io/migrated-plugins";
+
+// Access modes as bits.
+enum access_mode_bits : uint8_t {
+  access_rwo = 1u << 0,   // ReadWriteOnce
+  access_rox = 1u << 1,   // ReadOnlyMany
+  access_rwx = 1u << 2,   // ReadWriteMany
+  access_rwop = 1u << 3,  // ReadWriteOncePod
+};
+
+// What backs a volume, for the disk-conflict checks (VolumeRestrictions) and attach counting
+// (NodeVolumeLimits). In-tree kinds keep the identifiers kube compares.
+struct volume_source {
+  enum kind_t : uint8_t { none, gce_pd, aws_ebs, azure_disk, cinder, rbd, iscsi, csi, host_path, local, other };
+  kind_t kind = none;
+  // gce_pd: pdName; aws_ebs: volumeID; azure_disk: diskURI; cinder: volumeID; csi: volumeHandle;
+  // rbd: image; iscsi: iqn.
+  std::string id;
+  std::string driver;  // csi: the driver name
+  bool read_only = false;
+  // rbd
+  std::vector<std::string> rbd_monitors;
+  std::string rbd_pool;
+  // iscsi
+  std::string iscsi_target_portal;
+  int32_t iscsi_lun = 0;
+};
+
+struct object_ref {
+  std::string ns;
+  std::string name;
+  std::string uid;
+};
+
+struct pv_info {
+  std::shared_ptr<const k8s::core::PersistentVolume> pv;  // the API object, as decoded
+  std::string name;
+  std::string uid;
+  std::string resource_version;
+  label_map labels;
+  std::string storage_class;  // spec.storageClassName, or the beta annotation; "" = none
+  int64_t capacity_bytes = 0;  // spec.capacity.storage
+  uint8_t access_modes = 0;    // access_mode_bits
+  bool block_mode = false;     // spec.volumeMode: Block (default Filesystem)
+  std::optional<object_ref> claim_ref;  // spec.claimRef
+  std::string phase;                    // status.phase
+  std::optional<node_selector> node_affinity;  // spec.nodeAffinity.required
+  volume_source source;
+  bool bound_by_controller = false;  // annotation pv.kubernetes.io/bound-by-controller
+  bool deleting = false;             // metadata.deletionTimestamp set
+};
+
+struct pvc_info {
+  std::shared_ptr<const k8s::core::PersistentVolumeClaim> pvc;
+  std::string ns;
+  std::string name;
+  std::string uid;
+  std::string resource_version;
+  label_map labels;
+  // spec.storageClassName; when unset, the beta annotation; nullopt when neither is set (kube tells
+  // a nil class from "").
+  std::optional<std::string> storage_class;
+  std::string volume_name;  // spec.volumeName
+  uint8_t access_modes = 0;
+  int64_t request_bytes = 0;  // spec.resources.requests.storage
+  bool block_mode = false;
+  std::optional<label_selector> selector;  // spec.selector
+  std::string phase;                       // status.phase
+  std::string selected_node;               // annotation volume.kubernetes.io/selected-node
+  bool bind_completed = false;             // annotation pv.kubernetes.io/bind-completed
+  std::string provisioner;                 // annotation volume(.beta).kubernetes.io/storage-provisioner
+  std::string controller_uid;              // metadata.ownerReferences[controller=true].uid
+  bool deleting = false;
+  std::string key() const { return ns + "/" + name; }
+  // storageClassName as kube's GetPersistentVolumeClaimClass: the value, or "".
+  const std::string& class_name() const;
+};
+
+enum class volume_binding_mode : uint8_t { unset, immediate, wait_for_first_consumer };
+
+struct topology_requirement {
+  std::string key;
+  std::vector<std::string> values;
+};
+// One allowedTopologies term: every requirement must hold.
+using topology_term = std::vector<topology_requirement>;
+
+struct storage_class_info {
+  std::shared_ptr<const k8s::storage::StorageClass> sc;
+  std::string name;
+  std::string provisioner;
+  volume_binding_mode binding_mode = volume_binding_mode::unset;
+  std::vector<topology_term> allowed_topologies;  // empty: anywhere
+};
+
+struct csi_node_driver {
+  std::string name;
+  std::string node_id;
+  std::optional<int32_t> allocatable_count;  // allocatable.count; nullopt = no limit reported
+  std::vector<std::string> topology_keys;
+};
+
+struct csi_node_info {
+  std::shared_ptr<const k8s::storage::CSINode> csi_node;
+  std::string name;  // the node's name
+  std::vector<csi_node_driver> drivers;
+  // Annotation storage.alpha.kubernetes.io/migrated-plugins: in-tree plugin names, e.g.
+  // "kubernetes.io/aws-ebs".
+  std::vector<std::string> migrated_plugins;
+  const csi_node_driver* driver(std::string_view name) const;
+};
+
+struct csi_driver_info {
+  std::shared_ptr<const k8s::storage::CSIDriver> csi_driver;
+  std::string name;
+  bool attach_required = true;    // spec.attachRequired (default true)
+  bool storage_capacity = false;  // spec.storageCapacity (default false)
+};
+
+struct csi_storage_capacity_info {
+  std::shared_ptr<const k8s::storage::CSIStorageCapacity> capacity_object;
+  std::string ns;
+  std::string name;
+  std::string storage_class;
+  std::optional<label_selector> node_topology;  // nil: matches no node
+  std::optional<int64_t> capacity_bytes;
+  std::optional<int64_t> maximum_volume_size_bytes;
+};
+
+using pv_info_ptr = std::shared_ptr<const pv_info>;
+using pvc_info_ptr = std::shared_ptr<const pvc_info>;
+using storage_class_info_ptr = std::shared_ptr<const storage_class_info>;
+using csi_node_info_ptr = std::shared_ptr<const csi_node_info>;
+using csi_driver_info_ptr = std::shared_ptr<const csi_driver_info>;
+using csi_storage_capacity_info_ptr = std::shared_ptr<const csi_storage_capacity_info>;
+
+// A pod volume's inline source (kind none for claims and kinds no plugin reads).
+volume_source inline_volume_source(const k8s::core::VolumeSource& v);
+
+// Compilers. Errors name the field path ("spec.capacity.storage: ...").
+result<pv_info_ptr> compile_pv(std::shared_ptr<const k8s::core::PersistentVolume> pv);
+result<pvc_info_ptr> compile_pvc(std::shared_ptr<const k8s::core::PersistentVolumeClaim> pvc);
+result<storage_class_info_ptr> compile_storage_class(std::shared_ptr<const k8s::storage::StorageClass> sc);
+result<csi_node_info_ptr> compile_csi_node(std::shared_ptr<const k8s::storage::CSINode> n);
+result<csi_driver_info_ptr> compile_csi_driver(std::shared_ptr<const k8s::storage::CSIDriver> d);
+result<csi_storage_capacity_info_ptr> compile_csi_storage_capacity(
+  std::shared_ptr<const k8s::storage::CSIStorageCapacity> c);
+
+// --- object_table -------------------------------------------------------------------------------
+
+// A map from key to immutable object whose copies share storage: 64 shards by key hash, each an
+// immutable vector. put/erase copy the top array (64 references) and one shard.
+template <class T>
+class object_table {
+public:
+  using value_ptr = std::shared_ptr<const T>;
+  using entry = std::pair<std::string, value_ptr>;
+
+  const T* find(std::string_view key) const {
+    const auto& s = shards_[shard_of(key)];
+    if (!s) return nullptr;
+    for (const auto& e : *s)
+      if (e.first == key) return e.second.get();
+    return nullptr;
+  }
+  value_ptr get(std::string_view key) const {
+    const auto& s = shards_[shard_of(key)];
+    if (!s) return nullptr;
+    for (const auto& e : *s)
+      if (e.first == key) return e.second;
+    return nullptr;
+  }
+  // Inserts or replaces; returns the previous value (null if none).
+  value_ptr put(std::string key, value_ptr v) {
+    auto& slot = shards_[shard_of(key)];
+    auto next = slot ? std::make_shared<shard>(*slot) : std::make_shared<shard>();
+    value_ptr old;
+    for (auto& e : *next)
+      if (e.first == key) {
+        old = std::move(e.second);
+        e.second = std::move(v);
+        slot = std::move(next);
+        return old;
+      }
+    next->emplace_back(std::move(key), std::move(v));
+    slot = std::move(next);
+    ++size_;
+    return old;
+  }
+  // Removes; returns the removed value (null if absent).
+  value_ptr erase(std::string_view key) {
+    auto& slot = shards_[shard_of(key)];
+    if (!slot) return nullptr;
+    for (size_t i = 0; i < slot->size(); ++i)
+      if ((*slot)[i].first == key) {
+        auto next = std::make_shared<shard>(*slot);
+        value_ptr old = std::move((*next)[i].second);
+        (*next)[i] = std::move(next->back());
+        next->pop_back();
+        slot = std::move(next);
+        --size_;
+        return old;
+      }
+    return nullptr;
+  }
+  // Visits every entry, in no particular order.
+  template <class F>
+  void for_each(F&& f) const {
+    for (const auto& s : shards_)
+      if (s)
+        for (const auto& e : *s) f(*e.second);
+  }
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+
+private:
+  using shard = std::vector<entry>;
+  static constexpr size_t shard_count = 64;
+  static size_t shard_of(std::string_view key) { return std::hash<std::string_view>{}(key) % shard_count; }
+  std::array<std::shared_ptr<const shard>, shard_count> shards_{};
+  size_t size_ = 0;
+};
+
+// Every storage object, keyed as the listers key them: cluster-scoped kinds by name, namespaced
+// kinds (claims, capacities) by "ns/name".
+struct volume_objects {
+  object_table<pv_info> pvs;
+  object_table<pvc_info> pvcs;
+  object_table<storage_class_info> classes;
+  object_table<csi_node_info> csi_nodes;
+  object_table<csi_driver_info> csi_drivers;
+  object_table<csi_storage_capacity_info> capacities;
+
+  const pvc_info* claim(std::string_view ns, std::string_view name) const {
+    std::string key;
+    key.reserve(ns.size() + 1 + name.size());
+    key.append(ns).append("/").append(name);
+    return pvcs.find(key);
+  }
+  const pv_info* volume(std::string_view name) const { return pvs.find(name); }
+  const storage_class_info* storage_class(std::string_view name) const { return classes.find(name); }
+  const csi_node_info* csi_node(std::string_view node) const { return csi_nodes.find(node); }
+  const csi_driver_info* csi_driver(std::string_view name) const { return csi_drivers.find(name); }
+  bool empty() const {
+    return pvs.empty() && pvcs.empty() && classes.empty() && csi_nodes.empty() && csi_drivers.empty() &&
+           capacities.empty();
+  }
+};
+
+// A change to one storage object: what the queue turns into a framework event
+// (PersistentVolumeClaimAdd, ...), with the compiled old and new objects for QueueingHints.
+struct volume_change {
+  enum kind_t : uint8_t { pv, pvc, storage_class, csi_node, csi_driver, csi_storage_capacity };
+  kind_t kind = pv;
+  // The object's identity across kinds: a kind letter and its table key ("c:default/data-0").
+  std::string key;
+  // Exactly one pair is used, the one of `kind`; old null = add, new null = delete.
+  pv_info_ptr old_pv, new_pv;
+  pvc_info_ptr old_pvc, new_pvc;
+  storage_class_info_ptr old_class, new_class;
+  csi_node_info_ptr old_csi_node, new_csi_node;
+  csi_driver_info_ptr old_csi_driver, new_csi_driver;
+  csi_storage_capacity_info_ptr old_capacity, new_capacity;
+
+  bool has_old() const { return old_pv || old_pvc || old_class || old_csi_node || old_csi_driver || old_capacity; }
+  bool has_new() const { return new_pv || new_pvc || new_class || new_csi_node || new_csi_driver || new_capacity; }
+  // kube's event label: "PersistentVolumeClaimAdd", "StorageClassUpdate", "CSINodeDelete", ...
+  std::string label() const;
+};
+using volume_change_ptr = std::shared_ptr<const volume_change>;
+
+// Changes of one object, with `key` set.
+volume_change pv_change(pv_info_ptr old_obj, pv_info_ptr new_obj);
+volume_change pvc_change(pvc_info_ptr old_obj, pvc_info_ptr new_obj);
+volume_change storage_class_change(storage_class_info_ptr old_obj, storage_class_info_ptr new_obj);
+volume_change csi_node_change(csi_node_info_ptr old_obj, csi_node_info_ptr new_obj);
+volume_change csi_driver_change(csi_driver_info_ptr old_obj, csi_driver_info_ptr new_obj);
+volume_change capacity_change(csi_storage_capacity_info_ptr old_obj, csi_storage_capacity_info_ptr new_obj);
+// `first`'s old state with `latest`'s new state: two waiting changes of one object folded.
+volume_change fold_volume_changes(const volume_change& first, const volume_change& latest);
+
+// Applies `ch` to `v`: the new object replaces the old under its key, or a delete removes it.
+void apply_volume_change(volume_objects& v, const volume_change& ch);
+
+}  // namespace kas
