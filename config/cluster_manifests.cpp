@@ -5,13 +5,15 @@
 // typed `*List` is flattened into its items) -> typed protos (codec::decode_node). The first
 // problem stops the load and comes back as one error that names the file, the document (and List
 // item) and the field path, so a user can fix the manifest without guessing. Kinds the scheduler
-// does not read are skipped with a warning; nothing is dropped silently.
+// does not read are skipped with a warning; nothing is dropped silently. The namespace of a
+// cluster-scoped kind is dropped, as the apiserver drops it on create.
 //
 // compile_cluster does what the apiserver and its admission chain would have done before the
 // scheduler saw the objects: namespace defaulting (at load), Priority admission
 // (priorityClassName -> spec.priority), uniqueness of names, the existence of the node a bound
-// pod runs on, and the cluster objects plugins read (manifest_objects.cpp). Terminal pods (Succeeded/Failed) are invisible to kube-scheduler's informer, so
-// they are left out here too.
+// pod runs on, and the cluster objects plugins read (manifest_objects.cpp: namespaces, workload
+// selectors, PDBs, the storage objects). Terminal pods (Succeeded/Failed) are invisible to
+// kube-scheduler's informer, so they are left out here too.
 #include "config/cluster_manifests.hpp"
 
 #include <algorithm>
@@ -67,6 +69,12 @@ constexpr kind_spec known_kinds[] = {
   {"ReplicationController", "", "v1", true},
   {"ReplicaSet", "apps", "apps/v1", true},
   {"StatefulSet", "apps", "apps/v1", true},
+  {"PersistentVolume", "", "v1", false},
+  {"PersistentVolumeClaim", "", "v1", true},
+  {"StorageClass", "storage.k8s.io", "storage.k8s.io/v1", false},
+  {"CSINode", "storage.k8s.io", "storage.k8s.io/v1", false},
+  {"CSIDriver", "storage.k8s.io", "storage.k8s.io/v1", false},
+  {"CSIStorageCapacity", "storage.k8s.io", "storage.k8s.io/v1", true},
 };
 
 const kind_spec* find_kind(std::string_view kind) {
@@ -143,6 +151,12 @@ status_or_error check_duplicate_keys(const YAML::Node& n, const std::string& pat
   }
   return ok_t{};
 }
+
+template <class T>
+constexpr bool is_storage_kind =
+  std::is_same_v<T, k8s::core::PersistentVolume> || std::is_same_v<T, k8s::core::PersistentVolumeClaim> ||
+  std::is_same_v<T, k8s::storage::StorageClass> || std::is_same_v<T, k8s::storage::CSINode> ||
+  std::is_same_v<T, k8s::storage::CSIDriver> || std::is_same_v<T, k8s::storage::CSIStorageCapacity>;
 
 class loader {
 public:
@@ -224,6 +238,7 @@ private:
     o.ns = scalar_child(meta, "namespace");
     const kind_spec* spec = find_kind(kind);
     if (spec && spec->namespaced && o.ns.empty()) o.ns = "default";
+    if (spec && !spec->namespaced) o.ns.clear();
     // Even a kind that is skipped: the apiserver would not have stored it.
     if (bytes > max_object_bytes)
       return fail(o.describe(), "the object is " + std::to_string(bytes) + " bytes, more than the " +
@@ -246,6 +261,12 @@ private:
     if (kind == "Namespace") return decode_into(n, o, out_.namespaces);
     if (kind == "PriorityClass") return decode_into(n, o, out_.priority_classes);
     if (kind == "PodDisruptionBudget") return decode_into(n, o, out_.pdbs);
+    if (kind == "PersistentVolume") return decode_into(n, o, out_.pvs);
+    if (kind == "PersistentVolumeClaim") return decode_into(n, o, out_.pvcs);
+    if (kind == "StorageClass") return decode_into(n, o, out_.storage_classes);
+    if (kind == "CSINode") return decode_into(n, o, out_.csi_nodes);
+    if (kind == "CSIDriver") return decode_into(n, o, out_.csi_drivers);
+    if (kind == "CSIStorageCapacity") return decode_into(n, o, out_.csi_storage_capacities);
     return decode_workload(n, o);
   }
 
@@ -278,11 +299,20 @@ private:
     auto s = codec::decode_node(n, *msg, "");
     if (!s) return fail(o.describe(), s.err().message);
     // What the apiserver would refuse (names, labels, containers); the namespace is checked as
-    // written, before the default applies.
-    if (auto v = validate_object(*msg); !v) return fail(o.describe(), v.err().message);
+    // written, before the default applies. The storage kinds' own fields are checked when they
+    // are compiled (compile_pv, ...).
+    if constexpr (is_storage_kind<T>) {
+      if (auto v = validate_storage_object(*msg); !v) return fail(o.describe(), v.err().message);
+    } else if (auto v = validate_object(*msg); !v) {
+      return fail(o.describe(), v.err().message);
+    }
     // Namespaced objects without a namespace land in "default", as `kubectl apply` puts them.
-    if constexpr (std::is_same_v<T, k8s::core::Pod> || std::is_same_v<T, k8s::policy::PodDisruptionBudget>)
+    if constexpr (std::is_same_v<T, k8s::core::Pod> || std::is_same_v<T, k8s::policy::PodDisruptionBudget> ||
+                  std::is_same_v<T, k8s::core::PersistentVolumeClaim> ||
+                  std::is_same_v<T, k8s::storage::CSIStorageCapacity>)
       msg->mutable_metadata()->set_namespace_(o.ns);
+    else if constexpr (is_storage_kind<T>)
+      msg->mutable_metadata()->clear_namespace_();
     out.emplace_back(std::move(msg), o);
     return ok_t{};
   }
@@ -379,6 +409,22 @@ bool is_terminal(const k8s::core::Pod& p) {
   return phase == "Succeeded" || phase == "Failed";
 }
 
+template <class Objects>
+status_or_error add_all(const Objects& objects, uniqueness& u) {
+  for (auto& e : objects)
+    if (auto s = u.add(e.second); !s) return s;
+  return ok_t{};
+}
+
+status_or_error check_unique_storage_objects(const cluster_manifests& m, uniqueness& u) {
+  if (auto s = add_all(m.pvs, u); !s) return s;
+  if (auto s = add_all(m.pvcs, u); !s) return s;
+  if (auto s = add_all(m.storage_classes, u); !s) return s;
+  if (auto s = add_all(m.csi_nodes, u); !s) return s;
+  if (auto s = add_all(m.csi_drivers, u); !s) return s;
+  return add_all(m.csi_storage_capacities, u);
+}
+
 status_or_error check_unique_objects(const cluster_manifests& m, uniqueness& u) {
   for (auto& e : m.namespaces)
     if (auto s = u.add(e.second); !s) return s;
@@ -388,7 +434,7 @@ status_or_error check_unique_objects(const cluster_manifests& m, uniqueness& u) 
     if (auto s = u.add(e.second); !s) return s;
   for (auto& e : m.workloads)
     if (auto s = u.add(e.second); !s) return s;
-  return ok_t{};
+  return check_unique_storage_objects(m, u);
 }
 
 status_or_error compile_nodes(const cluster_manifests& m, uniqueness& u, cluster_input& in) {

@@ -12,6 +12,7 @@
 #include "messages/k8s/core.pb.h"
 #include "messages/k8s/policy.pb.h"
 #include "messages/k8s/scheduling.pb.h"
+#include "messages/k8s/storage.pb.h"
 #include "messages/result.hpp"
 
 namespace kas {
@@ -37,7 +38,17 @@ struct cluster_manifests {
   // selectors, so they are decoded straight from the manifest. A Service without a selector is
   // kept (for the duplicate check) with selector.nothing set.
   std::vector<std::pair<workload_selector, manifest_origin>> workloads;
-  std::vector<std::string> warnings;  // kinds the scheduler does not use, skipped
+  // The storage objects the volume plugins read (compiled into cluster_objects::volumes).
+  // PersistentVolumeClaims and CSIStorageCapacities are namespaced: their namespace is defaulted
+  // to "default" at load, as for Pods.
+  std::vector<std::pair<std::shared_ptr<const k8s::core::PersistentVolume>, manifest_origin>> pvs;
+  std::vector<std::pair<std::shared_ptr<const k8s::core::PersistentVolumeClaim>, manifest_origin>> pvcs;
+  std::vector<std::pair<std::shared_ptr<const k8s::storage::StorageClass>, manifest_origin>> storage_classes;
+  std::vector<std::pair<std::shared_ptr<const k8s::storage::CSINode>, manifest_origin>> csi_nodes;
+  std::vector<std::pair<std::shared_ptr<const k8s::storage::CSIDriver>, manifest_origin>> csi_drivers;
+  std::vector<std::pair<std::shared_ptr<const k8s::storage::CSIStorageCapacity>, manifest_origin>>
+    csi_storage_capacities;
+  std::vector<std::string> warnings;  // kinds the scheduler does not use (VolumeAttachment, ...), skipped
 };
 
 // Reads and decodes every file, in order. Errors: missing file, invalid YAML/JSON (with line), a
@@ -59,13 +70,16 @@ struct cluster_input {
   std::vector<std::shared_ptr<node_info>> nodes;
   std::vector<pod_info_ptr> bound_pods;    // spec.nodeName set: already running there
   std::vector<pod_info_ptr> pending_pods;  // in manifest order
-  // Namespace labels, Service/RC/ReplicaSet/StatefulSet selectors and PodDisruptionBudgets.
+  // Namespace labels, Service/RC/ReplicaSet/StatefulSet selectors, PodDisruptionBudgets and the
+  // storage objects (volumes).
   cluster_objects_ptr objects = std::make_shared<const cluster_objects>();
   std::vector<std::string> warnings;
 };
 
 // Compiles and cross-checks: bad quantities, negative requests, duplicate node names, duplicate
-// pods, a bound pod whose node does not exist.
+// pods (and duplicates of any other kind: two PersistentVolumes of one name, two claims of one
+// namespace/name, ...), a bound pod whose node does not exist, storage objects the apiserver would
+// refuse (an unsupported access mode or volumeMode, a bad storage quantity, ...).
 result<cluster_input> compile_cluster(const cluster_manifests& m);
 
 }  // namespace kas

@@ -9,15 +9,21 @@
 // - a PodDisruptionBudget without a status gets what the disruption controller would write:
 //   expected = matching pods, healthy = the bound, ready, non-deleting ones, desiredHealthy from
 //   minAvailable / maxUnavailable (percentages rounded up), disruptionsAllowed =
-//   max(0, healthy - desiredHealthy), 0 when no pod is expected or neither bound is set.
+//   max(0, healthy - desiredHealthy), 0 when no pod is expected or neither bound is set;
+// - the storage objects are compiled by cache/volume_objects.hpp, as the API informers compile
+//   them, so a manifest cluster and a live one give the volume plugins the same objects; a claim's
+//   or a capacity's namespace exists implicitly, like a pod's.
 #include "config/manifest_objects.hpp"
 
 #include <algorithm>
 #include <cstdlib>
 #include <string>
 
+#include "cache/volume_objects.hpp"
 #include "config/cluster_manifests.hpp"
 #include "messages/codec.hpp"
+#include "messages/field_path.hpp"
+#include "messages/name_validation.hpp"
 
 namespace kas {
 namespace {
@@ -216,6 +222,113 @@ label_map namespace_labels(const k8s::core::Namespace& ns) {
   return label_map(std::move(labels));
 }
 
+// ---- storage kinds ----
+
+namespace {
+
+error invalid_value(const std::string& path, const std::string& value, const std::string& why) {
+  return at(path, "Invalid value: " + quoted(value) + ": " + why);
+}
+
+status_or_error check_labels(const k8s::meta::ObjectMeta& m) {
+  for (const auto& [k, v] : m.labels()) {
+    if (auto why = qualified_name_problem(k); !why.empty()) return invalid_value("metadata.labels", k, why);
+    if (auto why = label_value_problem(v); !why.empty()) return invalid_value("metadata.labels", v, why);
+  }
+  return ok_t{};
+}
+
+// ValidateObjectMeta's name, namespace and labels checks, for a kind whose name is a DNS subdomain.
+status_or_error check_storage_meta(const k8s::meta::ObjectMeta& m, bool namespaced) {
+  if (m.name().empty()) return at("metadata.name", "Required value: name or generateName is required");
+  if (auto why = dns1123_subdomain_problem(m.name()); !why.empty())
+    return invalid_value("metadata.name", m.name(), why);
+  if (namespaced && !m.namespace_().empty())
+    if (auto why = dns1123_label_problem(m.namespace_()); !why.empty())
+      return invalid_value("metadata.namespace", m.namespace_(), why);
+  return check_labels(m);
+}
+
+bool is_alnum(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'); }
+
+// ValidateCSIDriverName: at most 63 characters, alphanumerics with '-', '_' or '.' inside, at least
+// two characters (upstream's pattern needs a first and a last one, and its last class also lets a
+// '-' end the name). Driver names may carry capitals, so they are not DNS subdomains.
+std::string csi_driver_name_problem(const std::string& name) {
+  constexpr const char* format =
+    "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric "
+    "character";
+  if (name.size() < 2 || !is_alnum(name.front()) || !(is_alnum(name.back()) || name.back() == '-')) return format;
+  for (char c : name)
+    if (!is_alnum(c) && c != '-' && c != '_' && c != '.') return format;
+  return {};
+}
+
+}  // namespace
+
+status_or_error validate_storage_object(const k8s::core::PersistentVolume& pv) {
+  return check_storage_meta(pv.metadata(), false);
+}
+
+status_or_error validate_storage_object(const k8s::core::PersistentVolumeClaim& pvc) {
+  return check_storage_meta(pvc.metadata(), true);
+}
+
+status_or_error validate_storage_object(const k8s::storage::StorageClass& sc) {
+  return check_storage_meta(sc.metadata(), false);
+}
+
+status_or_error validate_storage_object(const k8s::storage::CSINode& n) {
+  return check_storage_meta(n.metadata(), false);
+}
+
+status_or_error validate_storage_object(const k8s::storage::CSIDriver& d) {
+  const std::string& name = d.metadata().name();
+  if (name.empty()) return at("metadata.name", "Required value: name or generateName is required");
+  if (name.size() > 63) return at("metadata.name", "Too long: may not be more than 63 bytes");
+  if (auto why = csi_driver_name_problem(name); !why.empty()) return invalid_value("metadata.name", name, why);
+  return check_labels(d.metadata());
+}
+
+status_or_error validate_storage_object(const k8s::storage::CSIStorageCapacity& c) {
+  return check_storage_meta(c.metadata(), true);
+}
+
+namespace {
+
+// Compiles each object of one kind into `table` under key(info). A second object under one key is
+// refused; compile_cluster has said so already with both origins, this guards other callers.
+template <class Proto, class Info, class Compile, class Key>
+status_or_error compile_into(const std::vector<std::pair<std::shared_ptr<const Proto>, manifest_origin>>& objects,
+                             Compile compile, Key key, object_table<Info>& table) {
+  for (const auto& [obj, o] : objects) {
+    auto info = compile(obj);
+    if (!info) return error{o.describe() + ": " + info.err().message};
+    std::string k = key(**info);
+    if (table.find(k)) return error{o.describe() + ": " + o.kind + " " + k + " is defined twice"};
+    table.put(std::move(k), std::move(*info));
+  }
+  return ok_t{};
+}
+
+status_or_error compile_volumes(const cluster_manifests& m, cluster_objects& objs) {
+  volume_objects& v = objs.volumes;
+  auto by_name = [](const auto& info) { return info.name; };
+  auto by_ns_name = [](const auto& info) { return info.ns + "/" + info.name; };
+  if (auto s = compile_into(m.pvs, compile_pv, by_name, v.pvs); !s) return s;
+  if (auto s = compile_into(m.pvcs, compile_pvc, by_ns_name, v.pvcs); !s) return s;
+  if (auto s = compile_into(m.storage_classes, compile_storage_class, by_name, v.classes); !s) return s;
+  if (auto s = compile_into(m.csi_nodes, compile_csi_node, by_name, v.csi_nodes); !s) return s;
+  if (auto s = compile_into(m.csi_drivers, compile_csi_driver, by_name, v.csi_drivers); !s) return s;
+  if (auto s = compile_into(m.csi_storage_capacities, compile_csi_storage_capacity, by_ns_name, v.capacities); !s)
+    return s;
+  v.pvcs.for_each([&objs](const pvc_info& c) { add_implicit_namespace(objs, c.ns); });
+  v.capacities.for_each([&objs](const csi_storage_capacity_info& c) { add_implicit_namespace(objs, c.ns); });
+  return ok_t{};
+}
+
+}  // namespace
+
 result<cluster_objects_ptr> compile_objects(const cluster_manifests& m, const std::vector<pod_info_ptr>& pods) {
   auto objs = std::make_shared<cluster_objects>();
   for (const auto& [ns, o] : m.namespaces) {
@@ -232,6 +345,7 @@ result<cluster_objects_ptr> compile_objects(const cluster_manifests& m, const st
     objs->pdbs.push_back(std::move(*b));
   }
   for (const auto& p : pods) add_implicit_namespace(*objs, p->ns);
+  if (auto s = compile_volumes(m, *objs); !s) return s.err();
   return cluster_objects_ptr(std::move(objs));
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 // Internals of the manifest loader (cluster_manifests.cpp): reading a manifest file's documents,
-// the workload kinds' selectors, and the cluster_objects compiled from a loaded cluster.
+// the workload kinds' selectors, the storage kinds' metadata checks, and the cluster_objects
+// compiled from a loaded cluster.
 #include <string>
 #include <vector>
 
@@ -11,6 +12,7 @@
 #include "messages/k8s/apps.pb.h"
 #include "messages/k8s/core.pb.h"
 #include "messages/k8s/policy.pb.h"
+#include "messages/k8s/storage.pb.h"
 #include "config/yaml_guard.hpp"
 #include "messages/result.hpp"
 
@@ -44,9 +46,23 @@ result<disruption_budget> compile_pdb(const k8s::policy::PodDisruptionBudget& pd
 // (both cluster sources build namespace labels through this).
 label_map namespace_labels(const k8s::core::Namespace& ns);
 
-// Namespace labels, workload selectors and PodDisruptionBudgets. `pods` are the compiled,
-// non-terminal pods (bound and pending); PDBs without a status get the disruptionsAllowed the
-// disruption controller would compute from them.
+// The metadata the apiserver checks on the storage kinds before anything else: the name
+// (a DNS subdomain; a CSIDriver's as ValidateCSIDriverName has it), a namespaced kind's namespace
+// (a DNS label), the labels. Their spec is checked by the compile_* functions of
+// cache/volume_objects.hpp. Errors name the field path.
+status_or_error validate_storage_object(const k8s::core::PersistentVolume& pv);
+status_or_error validate_storage_object(const k8s::core::PersistentVolumeClaim& pvc);
+status_or_error validate_storage_object(const k8s::storage::StorageClass& sc);
+status_or_error validate_storage_object(const k8s::storage::CSINode& n);
+status_or_error validate_storage_object(const k8s::storage::CSIDriver& d);
+status_or_error validate_storage_object(const k8s::storage::CSIStorageCapacity& c);
+
+// Namespace labels, workload selectors, PodDisruptionBudgets and the storage objects (volumes).
+// `pods` are the compiled, non-terminal pods (bound and pending); PDBs without a status get the
+// disruptionsAllowed the disruption controller would compute from them. Each storage object is
+// compiled (cache/volume_objects.hpp) and keyed as the listers key it: PersistentVolumes,
+// StorageClasses, CSINodes and CSIDrivers by name, claims and CSIStorageCapacities by "ns/name".
+// Errors name the object's origin and the field path; a second object under one key is an error.
 result<cluster_objects_ptr> compile_objects(const cluster_manifests& m, const std::vector<pod_info_ptr>& pods);
 
 }  // namespace kas

@@ -1,11 +1,28 @@
 // Fuzz target: an apiserver response body (client/api_wire.hpp): a List, as the informers' list
 // calls read it, and the metav1.Status of an error response. The first byte picks the encoding.
+// The storage informers compile each listed object (cache/volume_objects.hpp) before the cache
+// sees it, so the storage Lists' items go through compile_pv ... compile_csi_storage_capacity too.
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string_view>
 
+#include "cache/volume_objects.hpp"
 #include "client/api_wire.hpp"
 #include "messages/k8s/core.pb.h"
+#include "messages/k8s/storage.pb.h"
+
+namespace {
+
+// Decodes `body` as a List of T and compiles every item; errors are answers, not findings.
+template <class List, class Item, class Compile>
+void decode_and_compile(std::string_view body, kas::api::encoding e, Compile compile) {
+  List list;
+  if (!kas::api::decode_body(body, e, list)) return;
+  for (const auto& item : list.items()) (void)compile(std::make_shared<const Item>(item));
+}
+
+}  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
@@ -16,6 +33,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)decode_body(body, e, pods);
   k8s::core::NodeList nodes;
   (void)decode_body(body, e, nodes);
+  decode_and_compile<k8s::core::PersistentVolumeList, k8s::core::PersistentVolume>(body, e, &kas::compile_pv);
+  decode_and_compile<k8s::core::PersistentVolumeClaimList, k8s::core::PersistentVolumeClaim>(body, e,
+                                                                                             &kas::compile_pvc);
+  decode_and_compile<k8s::storage::StorageClassList, k8s::storage::StorageClass>(body, e, &kas::compile_storage_class);
+  decode_and_compile<k8s::storage::CSINodeList, k8s::storage::CSINode>(body, e, &kas::compile_csi_node);
+  decode_and_compile<k8s::storage::CSIDriverList, k8s::storage::CSIDriver>(body, e, &kas::compile_csi_driver);
+  decode_and_compile<k8s::storage::CSIStorageCapacityList, k8s::storage::CSIStorageCapacity>(
+    body, e, &kas::compile_csi_storage_capacity);
   (void)to_string(decode_status(500, body, e));
   (void)encoding_of(body.substr(0, 64));
   return 0;

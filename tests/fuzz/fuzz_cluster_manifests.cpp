@@ -1,6 +1,7 @@
 // Fuzz target: `simulate --cluster FILE`, the cluster manifest loader (config/cluster_manifests.hpp).
 // load_manifests only reads files, so each input becomes one file; whatever loads is then compiled
-// (compile_cluster: quantities, priorities, selectors, PDBs), as simulate does next.
+// (compile_cluster: quantities, priorities, selectors, PDBs, and the storage kinds through
+// cache/volume_objects.hpp's compile_pv ... compile_csi_storage_capacity), as simulate does next.
 #include <cstddef>
 #include <cstdint>
 

@@ -87,6 +87,8 @@ inline const std::vector<message_type>& message_types() {
     {"Namespace", "", &k8s::core::Namespace::default_instance()},
     {"PersistentVolumeClaim", "", &k8s::core::PersistentVolumeClaim::default_instance()},
     {"PersistentVolume", "", &k8s::core::PersistentVolume::default_instance()},
+    {"PersistentVolumeList", "", &k8s::core::PersistentVolumeList::default_instance()},
+    {"PersistentVolumeClaimList", "", &k8s::core::PersistentVolumeClaimList::default_instance()},
     {"WatchEvent", "", &k8s::meta::WatchEvent::default_instance()},
     {"Status", "", &k8s::meta::Status::default_instance()},
     {"Event", "events.k8s.io", &k8s::events::Event::default_instance()},
@@ -98,6 +100,14 @@ inline const std::vector<message_type>& message_types() {
     {"PriorityClassList", "scheduling.k8s.io", &k8s::scheduling::PriorityClassList::default_instance()},
     {"StorageClass", "storage.k8s.io", &k8s::storage::StorageClass::default_instance()},
     {"StorageClassList", "storage.k8s.io", &k8s::storage::StorageClassList::default_instance()},
+    {"CSINode", "storage.k8s.io", &k8s::storage::CSINode::default_instance()},
+    {"CSINodeList", "storage.k8s.io", &k8s::storage::CSINodeList::default_instance()},
+    {"CSIDriver", "storage.k8s.io", &k8s::storage::CSIDriver::default_instance()},
+    {"CSIDriverList", "storage.k8s.io", &k8s::storage::CSIDriverList::default_instance()},
+    {"CSIStorageCapacity", "storage.k8s.io", &k8s::storage::CSIStorageCapacity::default_instance()},
+    {"CSIStorageCapacityList", "storage.k8s.io", &k8s::storage::CSIStorageCapacityList::default_instance()},
+    {"VolumeAttachment", "storage.k8s.io", &k8s::storage::VolumeAttachment::default_instance()},
+    {"VolumeAttachmentList", "storage.k8s.io", &k8s::storage::VolumeAttachmentList::default_instance()},
   };
   return types;
 }

@@ -1,5 +1,6 @@
 // The real apiserver fixtures (k8s.io/api testdata) must decode identically from .pb, .json and
-// .yaml, and the fields the scheduler reads must come through.
+// .yaml, and the fields the scheduler reads must come through; the storage fixtures must also
+// compile (cache/volume_objects.hpp) into what the volume plugins read.
 #include <fstream>
 #include <functional>
 #include <memory>
@@ -9,6 +10,7 @@
 #include <google/protobuf/util/message_differencer.h>
 #include <gtest/gtest.h>
 
+#include "cache/volume_objects.hpp"
 #include "messages/codec.hpp"
 #include "messages/k8s/coordination.pb.h"
 #include "messages/k8s/core.pb.h"
@@ -338,5 +340,159 @@ TEST_P(FixtureDecode, JsonRoundTrip) {
 }
 
 INSTANTIATE_TEST_SUITE_P(K8sApi, FixtureDecode, testing::ValuesIn(all_cases()), case_name);
+
+// ---- the storage fixtures, compiled ----
+//
+// The fixtures fill enum-valued fields with placeholders ("accessModesValue") that the apiserver's
+// validation would refuse, and so do the compilers: each placeholder is refused with its field path,
+// then replaced by a valid value, until the object compiles; the compiled form must then carry the
+// fixture's own values.
+
+struct compile_case {
+  std::string version;
+  std::string ext;  // pb, json or yaml
+};
+
+void PrintTo(const compile_case& c, std::ostream* os) { *os << c.version << "." << c.ext; }
+
+std::vector<compile_case> compile_cases() {
+  std::vector<compile_case> out;
+  for (const std::string v : {"HEAD", "v1.36.0"})
+    for (const std::string e : {"pb", "json", "yaml"}) out.push_back({v, e});
+  return out;
+}
+
+std::string compile_case_name(const testing::TestParamInfo<compile_case>& info) {
+  std::string n = info.param.version + "_" + info.param.ext;
+  for (char& c : n)
+    if (!isalnum(static_cast<unsigned char>(c))) c = '_';
+  return n;
+}
+
+template <class T>
+std::shared_ptr<T> decode_fixture(const compile_case& c, const std::string& file) {
+  auto msg = std::make_shared<T>();
+  const std::string bytes = slurp(std::string(KAS_FIXTURES_DIR) + "/" + c.version + "/" + file + "." + c.ext);
+  kas::status_or_error st = c.ext == "pb"     ? kas::codec::decode_protobuf(bytes, *msg)
+                            : c.ext == "json" ? kas::codec::decode_json(bytes, *msg)
+                                              : kas::codec::decode_yaml(bytes, *msg);
+  EXPECT_TRUE(st.ok()) << st.err().message;
+  return msg;
+}
+
+// The error a compiler gives, or "" when it succeeds.
+template <class Result>
+std::string error_of(const Result& r) {
+  return r.ok() ? std::string{} : r.err().message;
+}
+
+kas::label_map labels(std::vector<kas::label_map::entry> entries) { return kas::label_map(std::move(entries)); }
+
+class FixtureCompile : public testing::TestWithParam<compile_case> {};
+
+TEST_P(FixtureCompile, PersistentVolume) {
+  auto pv = decode_fixture<k8s::core::PersistentVolume>(GetParam(), "core.v1.PersistentVolume");
+  EXPECT_EQ(error_of(kas::compile_pv(pv)), "spec.accessModes[0]: Unsupported value: \"accessModesValue\": supported "
+                                           "values: \"ReadOnlyMany\", \"ReadWriteMany\", \"ReadWriteOnce\", "
+                                           "\"ReadWriteOncePod\"");
+  pv->mutable_spec()->clear_access_modes();
+  pv->mutable_spec()->add_access_modes("ReadWriteOnce");
+  pv->mutable_spec()->add_access_modes("ReadWriteOncePod");
+  EXPECT_EQ(error_of(kas::compile_pv(pv)),
+            "spec.volumeMode: Unsupported value: \"volumeModeValue\": supported values: \"Block\", \"Filesystem\"");
+  pv->mutable_spec()->set_volume_mode("Block");
+  auto compiled = kas::compile_pv(pv);
+  ASSERT_TRUE(compiled.ok()) << compiled.err().message;
+  const kas::pv_info& info = **compiled;
+  EXPECT_EQ(info.pv, pv);
+  EXPECT_EQ(info.name, "nameValue");
+  EXPECT_EQ(info.uid, "uidValue");
+  EXPECT_EQ(info.resource_version, "resourceVersionValue");
+  ASSERT_NE(info.labels.get("labelsKey"), nullptr);
+  EXPECT_EQ(*info.labels.get("labelsKey"), "labelsValue");
+  EXPECT_EQ(info.storage_class, "storageClassNameValue");
+  EXPECT_EQ(info.capacity_bytes, 0);  // the fixture's one capacity key is "capacityKey", not "storage"
+  EXPECT_EQ(info.access_modes, kas::access_rwo | kas::access_rwop);
+  EXPECT_TRUE(info.block_mode);
+  ASSERT_TRUE(info.claim_ref.has_value());
+  EXPECT_EQ(info.claim_ref->ns, "namespaceValue");
+  EXPECT_EQ(info.claim_ref->name, "nameValue");
+  EXPECT_EQ(info.claim_ref->uid, "uidValue");
+  EXPECT_EQ(info.phase, "phaseValue");
+  // nodeAffinity.required: one term; its "operatorValue" operators compile to requirements that
+  // never match, as kube treats an unparsable requirement.
+  ASSERT_TRUE(info.node_affinity.has_value());
+  ASSERT_EQ(info.node_affinity->terms.size(), 1u);
+  const auto& term = info.node_affinity->terms[0];
+  ASSERT_EQ(term.match_expressions.size(), 1u);
+  EXPECT_EQ(term.match_expressions[0].key, "keyValue");
+  EXPECT_EQ(term.match_expressions[0].values, std::vector<std::string>{"valuesValue"});
+  EXPECT_TRUE(term.match_expressions[0].invalid);
+  ASSERT_EQ(term.match_fields.size(), 1u);
+  EXPECT_TRUE(term.match_fields[0].invalid);
+  EXPECT_FALSE(info.node_affinity->matches(labels({{"keyValue", "valuesValue"}}), "nameValue"));
+  // Every source is set in the fixture; the first in-tree kind (gcePersistentDisk) wins.
+  EXPECT_EQ(info.source.kind, kas::volume_source::gce_pd);
+  EXPECT_EQ(info.source.id, "pdNameValue");
+  EXPECT_TRUE(info.source.read_only);
+  EXPECT_FALSE(info.bound_by_controller);
+  EXPECT_TRUE(info.deleting);  // deletionTimestamp is set
+}
+
+TEST_P(FixtureCompile, PersistentVolumeClaim) {
+  auto pvc = decode_fixture<k8s::core::PersistentVolumeClaim>(GetParam(), "core.v1.PersistentVolumeClaim");
+  EXPECT_EQ(error_of(kas::compile_pvc(pvc)).rfind("spec.accessModes[0]: Unsupported value: \"accessModesValue\"", 0),
+            0u);
+  pvc->mutable_spec()->clear_access_modes();
+  pvc->mutable_spec()->add_access_modes("ReadWriteMany");
+  EXPECT_EQ(error_of(kas::compile_pvc(pvc)).rfind("spec.volumeMode: Unsupported value: \"volumeModeValue\"", 0), 0u);
+  pvc->mutable_spec()->set_volume_mode("Filesystem");
+  EXPECT_EQ(error_of(kas::compile_pvc(pvc)).rfind("spec.selector.matchExpressions[0].operator: Invalid value: "
+                                                  "\"operatorValue\"", 0),
+            0u);
+  pvc->mutable_spec()->mutable_selector()->mutable_match_expressions(0)->set_operator_("In");
+  auto compiled = kas::compile_pvc(pvc);
+  ASSERT_TRUE(compiled.ok()) << compiled.err().message;
+  const kas::pvc_info& info = **compiled;
+  EXPECT_EQ(info.pvc, pvc);
+  EXPECT_EQ(info.key(), "namespaceValue/nameValue");
+  EXPECT_EQ(info.uid, "uidValue");
+  EXPECT_EQ(info.resource_version, "resourceVersionValue");
+  ASSERT_TRUE(info.storage_class.has_value());
+  EXPECT_EQ(*info.storage_class, "storageClassNameValue");
+  EXPECT_EQ(info.volume_name, "volumeNameValue");
+  EXPECT_EQ(info.access_modes, kas::access_rwx);
+  EXPECT_FALSE(info.block_mode);
+  EXPECT_EQ(info.request_bytes, 0);  // the fixture requests "requestsKey", not "storage"
+  ASSERT_TRUE(info.selector.has_value());
+  EXPECT_TRUE(info.selector->matches(labels({{"matchLabelsKey", "matchLabelsValue"}, {"keyValue", "valuesValue"}})));
+  EXPECT_FALSE(info.selector->matches(labels({{"matchLabelsKey", "matchLabelsValue"}})));
+  EXPECT_EQ(info.phase, "phaseValue");
+  EXPECT_EQ(info.controller_uid, "uidValue");  // the owner reference with controller: true
+  EXPECT_EQ(info.selected_node, "");
+  EXPECT_FALSE(info.bind_completed);
+  EXPECT_TRUE(info.deleting);
+}
+
+TEST_P(FixtureCompile, StorageClass) {
+  auto sc = decode_fixture<k8s::storage::StorageClass>(GetParam(), "storage.k8s.io.v1.StorageClass");
+  EXPECT_EQ(error_of(kas::compile_storage_class(sc)),
+            "volumeBindingMode: Unsupported value: \"volumeBindingModeValue\": supported values: \"Immediate\", "
+            "\"WaitForFirstConsumer\"");
+  sc->set_volume_binding_mode("WaitForFirstConsumer");
+  auto compiled = kas::compile_storage_class(sc);
+  ASSERT_TRUE(compiled.ok()) << compiled.err().message;
+  const kas::storage_class_info& info = **compiled;
+  EXPECT_EQ(info.sc, sc);
+  EXPECT_EQ(info.name, "nameValue");
+  EXPECT_EQ(info.provisioner, "provisionerValue");
+  EXPECT_EQ(info.binding_mode, kas::volume_binding_mode::wait_for_first_consumer);
+  ASSERT_EQ(info.allowed_topologies.size(), 1u);
+  ASSERT_EQ(info.allowed_topologies[0].size(), 1u);
+  EXPECT_EQ(info.allowed_topologies[0][0].key, "keyValue");
+  EXPECT_EQ(info.allowed_topologies[0][0].values, std::vector<std::string>{"valuesValue"});
+}
+
+INSTANTIATE_TEST_SUITE_P(K8sApi, FixtureCompile, testing::ValuesIn(compile_cases()), compile_case_name);
 
 }  // namespace

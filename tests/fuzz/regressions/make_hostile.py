@@ -80,6 +80,34 @@ def main():
     write("cluster_manifests", "deep-unknown-field.yaml",
           "apiVersion: v1\nkind: Pod\nmetadata: {name: deep}\nextra: " + "[" * 1990 + "]" * 1990 + "\n")
 
+    # ---- cluster manifests: the storage kinds (compiled by cache/volume_objects.hpp) ----
+    write("cluster_manifests", "storage-pv-huge-capacity.yaml",
+          "apiVersion: v1\nkind: PersistentVolume\nmetadata: {name: pv}\n"
+          "spec: {capacity: {storage: 99999999999999999999999999999999999999999999Ei}, accessModes: [ReadWriteOnce]}\n")
+    write("cluster_manifests", "storage-pvc-huge-request.yaml",
+          "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: c}\n"
+          "spec: {resources: {requests: {storage: 1e2147483647}}}\n")
+    write("cluster_manifests", "storage-capacity-extreme-quantities.yaml",
+          "apiVersion: storage.k8s.io/v1\nkind: CSIStorageCapacity\nmetadata: {name: c}\nstorageClassName: s\n"
+          "capacity: -9223372036854775808\nmaximumVolumeSize: 1e-2147483648\n")
+    write("cluster_manifests", "storage-csinode-count-overflow.yaml",
+          "apiVersion: storage.k8s.io/v1\nkind: CSINode\nmetadata: {name: n}\n"
+          "spec: {drivers: [{name: d, allocatable: {count: 99999999999}}]}\n")
+    write("cluster_manifests", "storage-csinode-migrated-plugins.yaml",
+          "apiVersion: storage.k8s.io/v1\nkind: CSINode\nmetadata:\n  name: n\n"
+          "  annotations: {storage.alpha.kubernetes.io/migrated-plugins: \"" + ", ," * 2000 + " \"}\n"
+          "spec: {drivers: [{name: d, allocatable: {count: 0}}]}\n")
+    write("cluster_manifests", "storage-empty-claim-name.yaml",
+          "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers: [{name: c}]\n"
+          "  volumes: [{name: a, persistentVolumeClaim: {claimName: ''}, ephemeral: {}}]\n")
+    # Topology terms multiplied by aliases: 40 terms of 40 requirements of 10 values (under
+    # load_yaml's alias expansion limit, so the compiler sees them all).
+    write("cluster_manifests", "storage-alias-allowed-topologies.yaml",
+          "apiVersion: storage.k8s.io/v1\nkind: StorageClass\nmetadata: {name: s}\nprovisioner: p\n"
+          "x-values: &v [" + ", ".join(["z"] * 10) + "]\n"
+          "x-exprs: &e [" + ", ".join(["{key: k, values: *v}"] * 40) + "]\n"
+          "allowedTopologies: [" + ", ".join(["{matchLabelExpressions: *e}"] * 40) + "]\n")
+
     # ---- protobuf envelope ----
     pod_raw = ld(1, ld(1, b"p"))  # Pod{metadata{name: "p"}}
     type_meta = ld(1, ld(1, b"v1") + ld(2, b"Pod"))

@@ -62,3 +62,20 @@ write('api_response', 'json-pod-list', b'\x00' + b'{"kind":"PodList","apiVersion
 write('api_response', 'json-status-404', b'\x00' + b'{"kind":"Status","apiVersion":"v1","metadata":{},'
       b'"status":"Failure","message":"pods \\"x\\" not found","reason":"NotFound","code":404}')
 write('api_response', 'html-502', b'\x00<html><body>502 Bad Gateway</body></html>')
+
+# The storage Lists the storage informers read (their items are compiled, cache/volume_objects.hpp):
+# the real fixtures in both encodings, and valid CSI objects the compilers accept.
+for fixture, api_version, kind in (('core.v1.PersistentVolume', 'v1', 'PersistentVolumeList'),
+                                   ('core.v1.PersistentVolumeClaim', 'v1', 'PersistentVolumeClaimList'),
+                                   ('storage.k8s.io.v1.StorageClass', 'storage.k8s.io/v1', 'StorageClassList')):
+    raw = unwrap(read(fixture + '.pb'))
+    name = kind.lower().replace('list', '-list')
+    write('api_response', 'pb-' + name, b'\x01' + envelope(api_version, kind, field(1, b'') + field(2, raw)))
+    write('api_response', 'json-' + name, b'\x00' + b'{"kind":"' + kind.encode() + b'","apiVersion":"'
+          + api_version.encode() + b'","metadata":{},"items":[' + read(fixture + '.json') + b']}')
+write('api_response', 'json-csi-lists', b'\x00' + b'{"kind":"CSINodeList","apiVersion":"storage.k8s.io/v1",'
+      b'"metadata":{},"items":[{"metadata":{"name":"n1"},"spec":{"drivers":[{"name":"ebs.csi.aws.com",'
+      b'"nodeID":"i-1","topologyKeys":["topology.kubernetes.io/zone"],"allocatable":{"count":25}}]}},'
+      b'{"metadata":{"name":"ebs.csi.aws.com"},"spec":{"attachRequired":false,"storageCapacity":true}},'
+      b'{"metadata":{"name":"cap","namespace":"kube-system"},"storageClassName":"fast","capacity":"100Gi",'
+      b'"nodeTopology":{"matchLabels":{"topology.kubernetes.io/zone":"z1"}}}]}')
