@@ -57,7 +57,12 @@ const std::vector<multi_point_plugin>& default_multi_point() {
     {"NodeAffinity", 2, pre_filter | filter | pre_score | score},
     {"NodePorts", 0, pre_filter | filter},
     {"NodeResourcesFit", 1, pre_filter | filter | pre_score | score},
-    // VolumeRestrictions, NodeVolumeLimits, VolumeBinding, VolumeZone go here, in this order.
+    {"VolumeRestrictions", 0, pre_filter | filter},
+    {"NodeVolumeLimits", 0, pre_filter | filter},
+    // Score (and PreScore) only do something with the StorageCapacityScoring gate, alpha and off
+    // in v1.36: PreScore skips. The weight is kube's default for a multiPoint plugin without one.
+    {"VolumeBinding", 1, pre_filter | filter | pre_score | score | reserve | pre_bind},
+    {"VolumeZone", 0, pre_filter | filter},
     {"PodTopologySpread", 2, pre_filter | filter | pre_score | score},
     {"InterPodAffinity", 2, pre_filter | filter | pre_score | score},
     // DynamicResources goes here when it is implemented.

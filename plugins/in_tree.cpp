@@ -17,6 +17,10 @@
 #include "plugins/priority_sort/priority_sort.hpp"
 #include "plugins/scheduling_gates/scheduling_gates.hpp"
 #include "plugins/taint_toleration/taint_toleration.hpp"
+#include "plugins/node_volume_limits/node_volume_limits.hpp"
+#include "plugins/volume_binding/volume_binding.hpp"
+#include "plugins/volume_restrictions/volume_restrictions.hpp"
+#include "plugins/volume_zone/volume_zone.hpp"
 
 namespace kas::fw {
 
@@ -37,6 +41,10 @@ registry in_tree_registry() {
   add(node_affinity::plugin_name, &node_affinity::make);
   add(node_ports::plugin_name, &node_ports::make);
   add(node_resources_fit::plugin_name, &node_resources_fit::make);
+  add(volume_restrictions::plugin_name, &volume_restrictions::make);
+  add(node_volume_limits::plugin_name, &node_volume_limits::make);
+  add(volume_binding::plugin_name, &volume_binding::make);
+  add(volume_zone::plugin_name, &volume_zone::make);
   add(pod_topology_spread::plugin_name, &pod_topology_spread::make);
   add(inter_pod_affinity::plugin_name, &inter_pod_affinity::make);
   add(default_preemption::plugin_name, &default_preemption::make);

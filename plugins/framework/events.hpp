@@ -9,11 +9,25 @@
 namespace kas {
 struct pod_info;
 struct node_info;
+struct volume_change;
 }
 
 namespace kas::fw {
 
-enum class event_resource : uint8_t { pod, assigned_pod, unscheduled_pod, node, pvc, pv, storage_class, wildcard };
+enum class event_resource : uint8_t {
+  pod,
+  assigned_pod,
+  unscheduled_pod,
+  node,
+  pvc,
+  pv,
+  storage_class,
+  csi_node,
+  csi_driver,
+  csi_storage_capacity,
+  volume_attachment,
+  wildcard
+};
 
 // Action bits, as kube's ActionType.
 enum action : uint32_t {
@@ -48,6 +62,8 @@ struct event_objects {
   const pod_info* new_pod = nullptr;
   const node_info* old_node = nullptr;
   const node_info* new_node = nullptr;
+  // A storage object's change (PersistentVolume..., CSIStorageCapacity): the compiled old and new.
+  const volume_change* volume = nullptr;
 };
 
 using queueing_hint_fn = std::function<queueing_hint(const pod_info& pod, const event_objects& objs)>;

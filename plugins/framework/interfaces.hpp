@@ -255,6 +255,14 @@ public:
     return status::ok();
   }
   virtual status pre_bind(cycle_state& state, const pod_info& pod, const std::string& node) const = 0;
+  // PreBind that waits on the cluster (VolumeBinding writes claims and waits until they are bound).
+  // Pending: `done` will be called exactly once, from any thread, with the result; any other
+  // status is the synchronous result and `done` is not called. The default runs pre_bind.
+  virtual status pre_bind_async(cycle_state& state, const pod_info& pod, const std::string& node,
+                                std::function<void(status)> done) const {
+    (void)done;
+    return pre_bind(state, pod, node);
+  }
 };
 
 using bind_callback = std::function<void(status)>;

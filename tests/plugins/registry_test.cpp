@@ -14,9 +14,9 @@ bool listed(const std::vector<std::string>& v, const std::string& n) { return st
 
 TEST(InTreeRegistry, EveryPluginBuildsWithDefaultArgsAndKnowsItsName) {
   auto reg = fw::in_tree_registry();
-  // The 14 plugins of kube v1.36's default set this build implements (the volume plugins and
-  // DynamicResources are not implemented yet).
-  EXPECT_EQ(reg.all().size(), 14u);
+  // The 18 plugins of kube v1.36's default set this build implements (DynamicResources is not
+  // implemented yet).
+  EXPECT_EQ(reg.all().size(), 18u);
   for (auto& [name, f] : reg.all()) {
     auto p = f(YAML::Node(), "profiles[0].pluginConfig[0].args", fw::handle{});
     ASSERT_TRUE(p.ok()) << name << ": " << p.err().message;
@@ -31,23 +31,25 @@ TEST(DefaultProfile, MatchesKubeOrderAndWeights) {
   EXPECT_EQ(p.scheduler_name, "default-scheduler");
   EXPECT_EQ(p.pre_enqueue, (v{"SchedulingGates", "DefaultPreemption"}));
   EXPECT_EQ(p.queue_sort, (v{"PrioritySort"}));
-  EXPECT_EQ(p.pre_filter,
-            (v{"NodeAffinity", "NodePorts", "NodeResourcesFit", "PodTopologySpread", "InterPodAffinity"}));
+  EXPECT_EQ(p.pre_filter, (v{"NodeAffinity", "NodePorts", "NodeResourcesFit", "VolumeRestrictions", "NodeVolumeLimits",
+                              "VolumeBinding", "VolumeZone", "PodTopologySpread", "InterPodAffinity"}));
   EXPECT_EQ(p.filter, (v{"NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodePorts",
-                         "NodeResourcesFit", "PodTopologySpread", "InterPodAffinity"}));
+                         "NodeResourcesFit", "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone",
+                         "PodTopologySpread", "InterPodAffinity"}));
   EXPECT_EQ(p.post_filter, (v{"DefaultPreemption"}));
-  EXPECT_EQ(p.pre_score, (v{"TaintToleration", "NodeAffinity", "NodeResourcesFit", "PodTopologySpread",
+  EXPECT_EQ(p.pre_score, (v{"TaintToleration", "NodeAffinity", "NodeResourcesFit", "VolumeBinding", "PodTopologySpread",
                             "InterPodAffinity", "NodeResourcesBalancedAllocation", "ImageLocality"}));
-  EXPECT_EQ(p.score, (v{"TaintToleration", "NodeAffinity", "NodeResourcesFit", "PodTopologySpread", "InterPodAffinity",
-                        "NodeResourcesBalancedAllocation", "ImageLocality"}));
+  EXPECT_EQ(p.score, (v{"TaintToleration", "NodeAffinity", "NodeResourcesFit", "VolumeBinding", "PodTopologySpread",
+                        "InterPodAffinity", "NodeResourcesBalancedAllocation", "ImageLocality"}));
   EXPECT_EQ(p.score_weights,
             (std::map<std::string, int32_t>{{"TaintToleration", 3}, {"NodeAffinity", 2}, {"NodeResourcesFit", 1},
                                             {"PodTopologySpread", 2}, {"InterPodAffinity", 2},
-                                            {"NodeResourcesBalancedAllocation", 1}, {"ImageLocality", 1}}));
+                                            {"NodeResourcesBalancedAllocation", 1}, {"ImageLocality", 1},
+                                            {"VolumeBinding", 1}}));
   EXPECT_EQ(p.bind, (v{"DefaultBinder"}));
-  EXPECT_TRUE(p.reserve.empty());
+  EXPECT_EQ(p.reserve, (v{"VolumeBinding"}));
   EXPECT_TRUE(p.permit.empty());
-  EXPECT_TRUE(p.pre_bind.empty());
+  EXPECT_EQ(p.pre_bind, (v{"VolumeBinding"}));
   EXPECT_TRUE(p.post_bind.empty());
 }
 

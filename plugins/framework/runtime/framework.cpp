@@ -506,6 +506,23 @@ status framework::run_pre_bind(cycle_state& state, const pod_info& pod, const st
   return status::ok();
 }
 
+status framework::run_pre_bind_from(cycle_state& state, const pod_info& pod, const std::string& node, size_t from,
+                                    std::function<void(status, size_t)> done) const {
+  for (size_t i = from; i < pre_bind_.size(); ++i) {
+    auto* p = pre_bind_[i];
+    std::string_view name = p->name();
+    auto s = call(state.record_plugin_metrics, metric_point::pre_bind, p, [&] {
+      return p->pre_bind_async(state, pod, node, [done, name, i](status r) {
+        done(r.is_success() || r.is_skip() ? r : r.with_plugin(name), i);
+      });
+    });
+    if (s.get_code() == code::pending) return s;
+    if (s.is_skip()) continue;
+    if (!s.is_success()) return s.with_plugin(name);
+  }
+  return status::ok();
+}
+
 status framework::run_bind(const cycle_state& state, const pod_info& pod, const std::string& node,
                            bind_callback done) const {
   for (auto* p : bind_) {

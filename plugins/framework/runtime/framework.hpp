@@ -92,6 +92,11 @@ public:
   // Binding cycle.
   status run_pre_bind_pre_flight(cycle_state& state, const pod_info& pod, const std::string& node) const;
   status run_pre_bind(cycle_state& state, const pod_info& pod, const std::string& node) const;
+  // PreBind from plugin index `from` on, in order, through pre_bind_async. Pending: a plugin went
+  // asynchronous and calls `done` once, with its result and its index; on success the caller
+  // resumes the chain at index + 1 (on its own thread: the binder gets the result as a message).
+  status run_pre_bind_from(cycle_state& state, const pod_info& pod, const std::string& node, size_t from,
+                           std::function<void(status, size_t)> done) const;
   // Asks bind plugins in order; the first non-Skip wins. Returns Pending if `done` will be called.
   status run_bind(const cycle_state& state, const pod_info& pod, const std::string& node, bind_callback done) const;
   void run_post_bind(const cycle_state& state, const pod_info& pod, const std::string& node) const;
