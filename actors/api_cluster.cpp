@@ -10,6 +10,8 @@
 #include <spdlog/spdlog.h>
 
 #include "actors/watch_fanout.hpp"
+#include "actors/pv_controller.hpp"
+#include "actors/storage_informers.hpp"
 #include "client/api_requests.hpp"
 #include "client/reflector.hpp"
 #include "config/manifest_objects.hpp"
@@ -85,6 +87,13 @@ struct api_state {
   event_correlator correlator;
   std::unordered_map<size_t, std::string> event_names;  // stored index -> Event name
   size_t bound = 0, bind_conflicts = 0;
+  // VolumeBinding PreBinds waiting, after their writes, for the informer to see their claims bound.
+  struct volume_waiter {
+    volume_write_ptr write;
+    caf::typed_response_promise<fw::status> rp;
+  };
+  std::map<uint64_t, volume_waiter> volume_waiters;
+  uint64_t next_waiter = 0;
   std::unique_ptr<obs::actor_probe> probe;
   static inline const char* name = "api_cluster";
 };
@@ -196,6 +205,7 @@ void rebuild_objects(api_self self, std::vector<cluster_change_ptr>& out) {
   if (!st.objects_dirty) return;
   st.objects_dirty = false;
   auto objs = std::make_shared<cluster_objects>();
+  objs->volumes = st.objects->volumes;  // the storage informers change these one object at a time
   for (auto& [name, ns] : st.namespaces) objs->namespace_labels.emplace(name, namespace_labels(*ns));
   for (auto& [key, w] : st.workloads)
     if (!w.selector.nothing) objs->workloads.push_back(w);
@@ -250,6 +260,48 @@ void on_workload_delta(api_self self, const api::delta& d, std::vector<cluster_c
     return;
   }
   st.workloads.insert_or_assign(std::move(key), std::move(*w));
+}
+
+// Answers the PreBinds whose claims the informer now sees bound.
+void wake_volume_waiters(api_self self) {
+  auto& st = self->state;
+  for (auto it = st.volume_waiters.begin(); it != st.volume_waiters.end();) {
+    const auto& w = *it->second.write;
+    bool bound = true;
+    for (const auto& name : w.wait_for) {
+      const pvc_info* c = st.objects->volumes.claim(w.ns, name);
+      bound = bound && c && claim_fully_bound(*c);
+    }
+    if (!bound) {
+      ++it;
+      continue;
+    }
+    it->second.rp.deliver(fw::status::ok());
+    it = st.volume_waiters.erase(it);
+  }
+}
+
+// A storage object's delta: applied to the objects, and a `volume` change for the watchers.
+template <volume_change::kind_t Kind>
+void on_storage_delta(api_self self, const api::delta& d, std::vector<cluster_change_ptr>& out) {
+  auto& st = self->state;
+  auto ch = storage_delta(st.objects->volumes, Kind, d.type == api::delta_type::deleted, d.object);
+  const std::string& rv = storage_resource_version(*d.object);
+  if (!ch) {
+    spdlog::error("api_cluster: {} is ignored by the volume plugins: {}", ch.err().message,
+                  "its previous state, if any, stays");
+    observe_rv(self, rv);
+    return;
+  }
+  if (!*ch) return observe_rv(self, rv);
+  auto objs = std::make_shared<cluster_objects>(*st.objects);
+  apply_volume_change(objs->volumes, **ch);
+  st.objects = std::move(objs);
+  cluster_change c;
+  c.type = cluster_event_type::volume;
+  c.volume = std::make_shared<const volume_change>(std::move(**ch));
+  out.push_back(make_change(self, std::move(c), rv));
+  wake_volume_waiters(self);
 }
 
 // Every reflector has listed once: the watchers get `synced` (an informer's HasSynced).
@@ -322,6 +374,18 @@ void start_informers(api_self self) {
                 {"/apis/apps/v1/statefulsets", "StatefulSet", &k8s::apps::StatefulSet::default_instance(),
                  &k8s::apps::StatefulSetList::default_instance(), "", ""},
                 on_workload_delta<k8s::apps::StatefulSet>);
+  for (const auto& k : storage_kinds()) {
+    delta_handler h = nullptr;
+    switch (k.kind) {
+      case volume_change::pv: h = on_storage_delta<volume_change::pv>; break;
+      case volume_change::pvc: h = on_storage_delta<volume_change::pvc>; break;
+      case volume_change::storage_class: h = on_storage_delta<volume_change::storage_class>; break;
+      case volume_change::csi_node: h = on_storage_delta<volume_change::csi_node>; break;
+      case volume_change::csi_driver: h = on_storage_delta<volume_change::csi_driver>; break;
+      case volume_change::csi_storage_capacity: h = on_storage_delta<volume_change::csi_storage_capacity>; break;
+    }
+    add_reflector(self, {k.path, k.name, k.item, k.list, "", ""}, h);
+  }
   // Pods last: by the time they list, their nodes are usually known.
   add_reflector(self,
                 {"/api/v1/pods", "Pod", &k8s::core::Pod::default_instance(), &k8s::core::PodList::default_instance(),
@@ -565,15 +629,46 @@ status_promise evict(api_self self, const std::string& uid, const std::string& m
   return rp;
 }
 
+// VolumeBinding's PreBind: PUT each volume, then each claim, in order (kube's BindPodVolumes);
+// the first failure answers. Then wait until the informer sees every claim of `wait_for` bound.
+void put_volume_objects(api_self self, volume_write_ptr w, size_t next, caf::typed_response_promise<fw::status> rp) {
+  auto& st = self->state;
+  if (next == w->pvs.size() + w->claims.size()) {
+    uint64_t id = ++st.next_waiter;
+    st.volume_waiters.emplace(id, api_state::volume_waiter{w, rp});
+    self->delayed_send(self, w->timeout, timeout_atom::value, id);
+    return wake_volume_waiters(self);
+  }
+  api::http_request req;
+  req.method = "PUT";
+  req.content_type = std::string(api::media_type(st.opts.encoding));
+  req.accept = req.content_type;
+  bool protobuf = st.opts.encoding == api::encoding::protobuf;
+  if (next < w->pvs.size()) {
+    const auto& pv = *w->pvs[next];
+    req.path = "/api/v1/persistentvolumes/" + api::url_escape(pv.metadata().name());
+    req.body = protobuf ? codec::encode_protobuf(pv, "v1", "PersistentVolume") : codec::encode_json(pv);
+  } else {
+    const auto& pvc = *w->claims[next - w->pvs.size()];
+    req.path = "/api/v1/namespaces/" + api::url_escape(w->ns) + "/persistentvolumeclaims/" +
+               api::url_escape(pvc.metadata().name());
+    req.body = protobuf ? codec::encode_protobuf(pvc, "v1", "PersistentVolumeClaim") : codec::encode_json(pvc);
+  }
+  write(self, std::move(req), [self, w, next, rp](const api::http_response& r) mutable {
+    if (!r.ok()) return rp.deliver(status_of(r));
+    put_volume_objects(self, w, next + 1, rp);
+  });
+}
+
 template <class T>
 void create_object(api_self self, const T& obj, const std::string& path, const char* kind,
-                   std::function<void()> after = nullptr) {
+                   std::function<void()> after = nullptr, const char* api_version = "v1") {
   api::http_request req;
   req.method = "POST";
   req.path = path;
   req.content_type = std::string(api::media_type(self->state.opts.encoding));
   req.accept = req.content_type;
-  req.body = self->state.opts.encoding == api::encoding::protobuf ? codec::encode_protobuf(obj, "v1", kind)
+  req.body = self->state.opts.encoding == api::encoding::protobuf ? codec::encode_protobuf(obj, api_version, kind)
                                                                   : codec::encode_json(obj);
   write(
     self, std::move(req),
@@ -694,6 +789,34 @@ cluster_actor::behavior_type api_behavior(api_self self) {
     [=](bind_atom, const std::string& uid, const std::string& node) {
       auto probe_scope = begin();
       return bind_pod(self, uid, node);
+    },
+    [=](bind_atom, const volume_write_ptr& w) {
+      auto probe_scope = begin();
+      auto rp = self->make_response_promise<fw::status>();
+      put_volume_objects(self, w, 0, rp);
+      return rp;
+    },
+    [=](timeout_atom, uint64_t id) {
+      auto probe_scope = begin();
+      auto it = self->state.volume_waiters.find(id);
+      if (it == self->state.volume_waiters.end()) return;
+      it->second.rp.deliver(fw::status::error("binding volumes: context deadline exceeded"));
+      self->state.volume_waiters.erase(it);
+    },
+    [=](create_atom, const volume_change_ptr& ch) {
+      // bench --kubeconfig's volumes and claims: created through the API like its pods.
+      auto probe_scope = begin();
+      if (ch->new_pv) create_object(self, *ch->new_pv->pv, "/api/v1/persistentvolumes", "PersistentVolume");
+      if (ch->new_pvc)
+        create_object(self, *ch->new_pvc->pvc,
+                      "/api/v1/namespaces/" + api::url_escape(ch->new_pvc->ns) + "/persistentvolumeclaims",
+                      "PersistentVolumeClaim");
+      if (ch->new_class)
+        create_object(self, *ch->new_class->sc, "/apis/storage.k8s.io/v1/storageclasses", "StorageClass", nullptr,
+                      "storage.k8s.io/v1");
+      if (ch->new_csi_node)
+        create_object(self, *ch->new_csi_node->csi_node, "/apis/storage.k8s.io/v1/csinodes", "CSINode", nullptr,
+                      "storage.k8s.io/v1");
     },
     [=](status_atom, const std::string&, const std::string&) {
       // Pod phases come from the kubelets of a real cluster; nothing here reports them.

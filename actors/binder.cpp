@@ -38,6 +38,39 @@ void bind_failed(self_ptr self, cycle_ctx& ctx, const fw::status& s) {
   abort_reserved(self, *self->state.wiring, ctx, err, msg);
 }
 
+// Bind, then PostBind and the report when the bind plugin answers.
+void bind(self_ptr self, const cycle_ctx_ptr& ctx) {
+  self->state.in_flight++;
+  auto me = caf::actor_cast<binder_actor>(self);
+  requester_scope cluster_requests{self};  // a bind plugin's request to the cluster is this binder's
+  auto s = ctx->fwk->run_bind(ctx->state, *ctx->assumed, ctx->node,
+                              [me, ctx](fw::status result) { caf::anon_send(me, result_atom::value, ctx, result); });
+  if (s.get_code() == fw::code::pending) return;
+  self->state.in_flight--;
+  if (s.is_skip()) s = fw::status::error("no bind plugin bound the pod");
+  if (!s.is_success()) return bind_failed(self, *ctx, s);
+  // Synchronous success.
+  caf::anon_send(me, result_atom::value, ctx, fw::status::ok());
+  self->state.in_flight++;
+}
+
+// PreBind from plugin `from` on; a plugin that waits on the cluster (VolumeBinding) answers by
+// message, and the chain resumes after it. Then Bind.
+void pre_bind(self_ptr self, const cycle_ctx_ptr& ctx, size_t from) {
+  auto me = caf::actor_cast<binder_actor>(self);
+  requester_scope cluster_requests{self};  // a PreBind's writes to the cluster are this binder's
+  auto s = ctx->fwk->run_pre_bind_from(ctx->state, *ctx->assumed, ctx->node, from,
+                                       [me, ctx](fw::status result, size_t at) {
+                                         caf::anon_send(me, result_atom::value, ctx, result, uint64_t{at});
+                                       });
+  if (s.get_code() == fw::code::pending) {
+    self->state.in_flight++;
+    return;
+  }
+  if (!s.is_success()) return bind_failed(self, *ctx, s);
+  bind(self, ctx);
+}
+
 }  // namespace
 
 binder_actor spawn_binder(caf::actor_system& sys, std::shared_ptr<const pipeline> wiring, size_t index) {
@@ -47,26 +80,18 @@ binder_actor spawn_binder(caf::actor_system& sys, std::shared_ptr<const pipeline
     return {
       [=](bind_atom, const cycle_ctx_ptr& ctx) {
         handler_scope scope{self};
-        auto& fwk = *ctx->fwk;
-        auto s = fwk.run_pre_bind_pre_flight(ctx->state, *ctx->assumed, ctx->node);
+        auto s = ctx->fwk->run_pre_bind_pre_flight(ctx->state, *ctx->assumed, ctx->node);
         if (!s.is_success() && !s.is_skip()) return bind_failed(self, *ctx, s);
-        if (s.is_success()) {
-          s = fwk.run_pre_bind(ctx->state, *ctx->assumed, ctx->node);
-          if (!s.is_success()) return bind_failed(self, *ctx, s);
-        }
-        self->state.in_flight++;
-        auto me = caf::actor_cast<binder_actor>(self);
-        requester_scope cluster_requests{self};  // a bind plugin's request to the cluster is this binder's
-        s = fwk.run_bind(ctx->state, *ctx->assumed, ctx->node,
-                         [me, ctx](fw::status result) { caf::anon_send(me, result_atom::value, ctx, result); });
-        if (s.get_code() == fw::code::pending) return;
-        self->state.in_flight--;
-        if (s.is_skip()) s = fw::status::error("no bind plugin bound the pod");
-        if (!s.is_success()) return bind_failed(self, *ctx, s);
-        // Synchronous success.
-        caf::anon_send(me, result_atom::value, ctx, fw::status::ok());
-        self->state.in_flight++;
+        if (s.is_skip()) return bind(self, ctx);
+        pre_bind(self, ctx, 0);
       },
+      [=](result_atom, const cycle_ctx_ptr& ctx, const fw::status& s, uint64_t at) {
+        handler_scope scope{self};
+        self->state.in_flight--;
+        if (!s.is_success() && !s.is_skip()) return bind_failed(self, *ctx, s);
+        pre_bind(self, ctx, static_cast<size_t>(at) + 1);
+      },
+
       [=](result_atom, const cycle_ctx_ptr& ctx, const fw::status& s) {
         handler_scope scope{self};
         self->state.in_flight--;

@@ -1,6 +1,8 @@
 // See cluster_store.hpp for the design note.
 #include "actors/cluster_store.hpp"
 
+#include "actors/pv_controller.hpp"
+
 namespace kas {
 
 namespace {
@@ -94,7 +96,98 @@ cluster_store::outcome cluster_store::set_objects(cluster_objects_ptr objects) {
   ch.type = cluster_event_type::objects;
   ch.objects = std::move(objects);
   emit(out, std::move(ch));
+  sync_volumes(out);  // claims of the new objects the PV controller binds at once
   return out;
+}
+
+void cluster_store::store_volume(outcome& out, volume_change vc) {
+  auto objs = std::make_shared<cluster_objects>(*objects_);
+  apply_volume_change(objs->volumes, vc);
+  objects_ = std::move(objs);
+  cluster_change ch;
+  ch.type = cluster_event_type::volume;
+  ch.volume = std::make_shared<const volume_change>(std::move(vc));
+  emit(out, std::move(ch));
+}
+
+void cluster_store::sync_volumes(outcome& out) {
+  auto node_of = [this](const std::string& name) -> const node_info* {
+    auto it = nodes_.find(name);
+    return it == nodes_.end() ? nullptr : it->second.get();
+  };
+  // Each round binds or provisions; a provisioned volume binds in the next. Bounded: every round
+  // either binds a claim for good or creates the one volume of a claim.
+  for (size_t round = 0; round < 2 * objects_->volumes.pvcs.size() + 2; ++round) {
+    auto writes = pv_controller_sync(objects_->volumes, node_of);
+    if (writes.empty()) return;
+    for (auto& w : writes) store_volume(out, std::move(w));
+  }
+}
+
+cluster_store::outcome cluster_store::apply_volume(volume_change vc) {
+  outcome out;
+  store_volume(out, std::move(vc));
+  sync_volumes(out);
+  return out;
+}
+
+cluster_store::outcome cluster_store::write_volumes(
+  const std::vector<std::shared_ptr<const k8s::core::PersistentVolume>>& pvs,
+  const std::vector<std::shared_ptr<const k8s::core::PersistentVolumeClaim>>& claims) {
+  outcome out;
+  std::vector<volume_change> writes;
+  const auto& v = objects_->volumes;
+  for (const auto& obj : pvs) {
+    auto stored = v.pvs.get(obj->metadata().name());
+    if (!stored) {
+      out.status = fw::status::error("persistentvolumes \"" + obj->metadata().name() + "\" not found");
+      return out;
+    }
+    // Two pods' PreBinds choosing one volume: the second write finds it reserved for another
+    // claim. The apiserver refuses it by resourceVersion; this store keeps none for volumes, so
+    // it refuses the same write by what changed.
+    if (stored->claim_ref && obj->spec().has_claim_ref() &&
+        (stored->claim_ref->ns != obj->spec().claim_ref().namespace_() ||
+         stored->claim_ref->name != obj->spec().claim_ref().name())) {
+      out.status = fw::status::error("Operation cannot be fulfilled on persistentvolumes \"" + obj->metadata().name() +
+                                     "\": the object has been modified; please apply your changes to the latest "
+                                     "version and try again");
+      return out;
+    }
+    auto compiled = compile_pv(obj);
+    if (!compiled) {
+      out.status = fw::status::error("PersistentVolume \"" + obj->metadata().name() + "\" is invalid: " +
+                                     compiled.err().message);
+      return out;
+    }
+    writes.push_back(pv_change(stored, *compiled));
+  }
+  for (const auto& obj : claims) {
+    std::string ns = obj->metadata().namespace_().empty() ? "default" : obj->metadata().namespace_();
+    auto stored = v.pvcs.get(ns + "/" + obj->metadata().name());
+    if (!stored) {
+      out.status = fw::status::error("persistentvolumeclaims \"" + obj->metadata().name() + "\" not found");
+      return out;
+    }
+    auto compiled = compile_pvc(obj);
+    if (!compiled) {
+      out.status = fw::status::error("PersistentVolumeClaim \"" + obj->metadata().name() + "\" is invalid: " +
+                                     compiled.err().message);
+      return out;
+    }
+    writes.push_back(pvc_change(stored, *compiled));
+  }
+  for (auto& w : writes) store_volume(out, std::move(w));
+  sync_volumes(out);
+  return out;
+}
+
+bool cluster_store::claims_bound(const std::string& ns, const std::vector<std::string>& names) const {
+  for (const auto& name : names) {
+    const pvc_info* c = objects_->volumes.claim(ns, name);
+    if (!c || !claim_fully_bound(*c)) return false;
+  }
+  return true;
 }
 
 cluster_store::outcome cluster_store::delete_pod(const std::string& uid) {
@@ -268,6 +361,7 @@ change_coalescer::object_key change_coalescer::key_of(const cluster_change& ch) 
     case t::node_update: return {'n', ch.new_node->name};
     case t::node_delete: return {'n', ch.old_node->name};
     case t::objects: return {'o', {}};
+    case t::volume: return {'v', ch.volume->key};
     case t::synced: break;
   }
   return {};
@@ -278,6 +372,7 @@ change_coalescer::object_key change_coalescer::key_of(const entry& e) {
   if (!e.folded) return key_of(*e.first);
   if (e.last_pod) return {'p', e.last_pod->uid};
   if (e.last_node) return {'n', e.last_node->name};
+  if (e.first_volume) return {'v', e.first_volume->key};
   return {'o', {}};
 }
 
@@ -301,7 +396,9 @@ void change_coalescer::push_folded(cluster_change_ptr ch) {
       index_it = true;
     } else if (entry& e = entries_[it->second - base_]; key_of(e) == key) {
       fold(e, *ch);
-      if (e.folded && !e.seen && !e.merged.new_pod && !e.merged.new_node && !e.merged.objects) {
+      bool volume_gone = e.merged.volume && !e.merged.volume->has_new();
+      if (e.folded && !e.seen && !e.merged.new_pod && !e.merged.new_node &&
+          (e.merged.type == cluster_event_type::volume ? volume_gone : !e.merged.objects)) {
         // Created and deleted while waiting: the watcher never hears of it.
         e.cancelled = true;
         live_--;
@@ -315,7 +412,7 @@ void change_coalescer::push_folded(cluster_change_ptr ch) {
   entry e;
   e.hash = hash;
   e.indexed = index_it;
-  e.seen = ch->old_pod || ch->old_node;
+  e.seen = ch->old_pod || ch->old_node || (ch->volume && ch->volume->has_old());
   e.first = std::move(ch);
   entries_.push_back(std::move(e));
   live_++;
@@ -328,6 +425,7 @@ void change_coalescer::fold(entry& e, const cluster_change& ch) {
     e.last_node = e.merged.new_node ? e.merged.new_node : e.merged.old_node;
     if (e.merged.type == cluster_event_type::pod_delete) e.merged.new_pod = nullptr;
     if (e.merged.type == cluster_event_type::node_delete) e.merged.new_node = nullptr;
+    e.first_volume = e.merged.volume;
     e.first = nullptr;
     e.folded = true;
   }
@@ -343,6 +441,9 @@ void change_coalescer::fold(entry& e, const cluster_change& ch) {
     case t::node_add:
     case t::node_update: m.new_node = e.last_node = ch.new_node; break;
     case t::objects: m.objects = ch.objects; break;
+    case t::volume:
+      m.volume = std::make_shared<const volume_change>(fold_volume_changes(*e.first_volume, *ch.volume));
+      break;
     case t::synced: break;
   }
 }

@@ -40,8 +40,21 @@ public:
   // Create a pod (spec.nodeName set: created bound). An existing uid changes nothing (AlreadyExists;
   // the loader rejects duplicates first).
   outcome create_pod(pod_info_ptr p);
-  // Replace the non-pod, non-node objects (namespaces, workload selectors, PDBs).
+  // Replace the non-pod, non-node objects (namespaces, workload selectors, PDBs, storage objects);
+  // the PV controller then binds what it can.
   outcome set_objects(cluster_objects_ptr objects);
+  // Create, replace or delete one storage object (`ch` carries the stored state as its old side
+  // and the new state; a delete has no new side). A PVC or PV written through the API goes here
+  // too, and then the PV controller's step (bind_claims) runs.
+  outcome apply_volume(volume_change ch);
+  // VolumeBinding's PreBind writes (pods' volumes, kube's BindPodVolumes): each volume and claim
+  // replaces the stored one; one that is not stored fails the whole write with the apiserver's 404,
+  // before anything is written. Then the PV controller runs.
+  outcome write_volumes(const std::vector<std::shared_ptr<const k8s::core::PersistentVolume>>& pvs,
+                        const std::vector<std::shared_ptr<const k8s::core::PersistentVolumeClaim>>& claims);
+  // Whether every named claim of namespace `ns` is fully bound (spec.volumeName set and
+  // pv.kubernetes.io/bind-completed), as VolumeBinding's PreBind waits for.
+  bool claims_bound(const std::string& ns, const std::vector<std::string>& names) const;
   // Delete a pod by uid: 404 as an error status.
   outcome delete_pod(const std::string& uid);
   // Evict a pod for preemption: delete it and record a Preempted Event carrying `message`.
@@ -69,6 +82,9 @@ public:
 
 private:
   void emit(outcome& out, cluster_change ch);
+  void store_volume(outcome& out, volume_change ch);
+  // The PV controller (pv_controller.hpp), until it has nothing more to write.
+  void sync_volumes(outcome& out);
   void replace_pod(outcome& out, pod_info_ptr& stored, pod_info_ptr updated, bool conditions_only = false);
   pod_info_ptr* find_pod(const std::string& uid);
 
@@ -91,7 +107,8 @@ private:
 //   pending add + delete               = nothing
 //   pending (seen -> latest) + delete  = delete of the last state
 //   pending delete + add               = update (seen -> new)
-// `objects` keeps the latest; `synced` never folds. Order is the first appearance of each object.
+// `objects` keeps the latest; a storage object's changes fold like a pod's (first seen state ->
+// latest); `synced` never folds. Order is the first appearance of each object.
 //
 // Folding costs a lookup and an entry per change, and only pays when a watcher is far behind. So the
 // first `fold_after` waiting changes are kept as they are, in order; past that, until the watcher
@@ -106,8 +123,9 @@ public:
   size_t size() const { return live_; }
 
 private:
-  // Which object a change is about: kind ('p' pod, 'n' node, 'o' the objects; 0 for synced, which
-  // never folds) and its uid or name, viewed in the change's own object (no copy).
+  // Which object a change is about: kind ('p' pod, 'n' node, 'o' the objects, 'v' one storage
+  // object; 0 for synced, which never folds) and its uid, name or volume_change::key, viewed in the
+  // change's own object (no copy).
   struct object_key {
     char kind = 0;
     std::string_view id;
@@ -123,6 +141,7 @@ private:
     cluster_change merged;     // when folded: old_* = seen state, new_* = latest (null: deleted)
     pod_info_ptr last_pod;     // latest non-null state, for a delete
     node_info_ptr last_node;
+    volume_change_ptr first_volume;  // a storage object's first waiting change (its seen state)
   };
   static object_key key_of(const cluster_change& ch);
   static object_key key_of(const entry& e);

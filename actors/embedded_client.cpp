@@ -38,4 +38,20 @@ void embedded_client::set_nominated_node(const pod_info& pod, const std::string&
   request_once(cluster_, std::move(done), nominate_atom::value, pod.uid, node);
 }
 
+void embedded_client::bind_volumes(const pod_info& pod, std::vector<std::shared_ptr<const k8s::core::PersistentVolume>> pvs,
+                                   std::vector<std::shared_ptr<const k8s::core::PersistentVolumeClaim>> claims,
+                                   std::vector<std::string> wait_for, std::chrono::milliseconds timeout,
+                                   std::function<void(fw::status)> done) {
+  auto w = std::make_shared<volume_write>();
+  w->pod_key = pod.key();
+  w->ns = pod.ns;
+  w->pvs = std::move(pvs);
+  w->claims = std::move(claims);
+  w->wait_for = std::move(wait_for);
+  w->timeout = timeout;
+  volume_write_ptr write = std::move(w);
+  if (auto* r = current_cluster_requester()) return r->write_volumes(cluster_, std::move(write), std::move(done));
+  request_once(cluster_, std::move(done), bind_atom::value, std::move(write));
+}
+
 }  // namespace kas

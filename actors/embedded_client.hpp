@@ -34,6 +34,7 @@ public:
                      std::function<void(fw::status)> done) = 0;
   virtual void nominate(const cluster_actor& c, const std::string& uid, const std::string& node,
                         std::function<void(fw::status)> done) = 0;
+  virtual void write_volumes(const cluster_actor& c, volume_write_ptr w, std::function<void(fw::status)> done) = 0;
 };
 
 // The requester of the current thread (null: none open).
@@ -69,6 +70,9 @@ public:
                 std::function<void(fw::status)> done) override {
     call(c, std::move(done), nominate_atom::value, uid, node);
   }
+  void write_volumes(const cluster_actor& c, volume_write_ptr w, std::function<void(fw::status)> done) override {
+    call(c, std::move(done), bind_atom::value, std::move(w));
+  }
 
 private:
   template <class... Ts>
@@ -88,6 +92,10 @@ public:
   void bind(const pod_info& pod, const std::string& node, std::function<void(fw::status)> done) override;
   void delete_pod(const pod_info& pod, const std::string& reason, std::function<void(fw::status)> done) override;
   void set_nominated_node(const pod_info& pod, const std::string& node, std::function<void(fw::status)> done) override;
+  void bind_volumes(const pod_info& pod, std::vector<std::shared_ptr<const k8s::core::PersistentVolume>> pvs,
+                    std::vector<std::shared_ptr<const k8s::core::PersistentVolumeClaim>> claims,
+                    std::vector<std::string> wait_for, std::chrono::milliseconds timeout,
+                    std::function<void(fw::status)> done) override;
 
 private:
   cluster_actor cluster_;

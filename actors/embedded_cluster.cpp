@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <limits>
+#include <map>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -82,6 +83,13 @@ struct cluster_state {
   std::vector<cluster_change_ptr> outbox;
   std::vector<std::function<void()>> replies;
   size_t flush_at = 256;
+  // PreBinds waiting for their claims to bind, by id (their deadline's timeout_atom names it).
+  struct volume_waiter {
+    volume_write_ptr write;
+    caf::typed_response_promise<fw::status> rp;
+  };
+  std::map<uint64_t, volume_waiter> volume_waiters;
+  uint64_t next_waiter = 0;
   static inline const char* name = "embedded_cluster";
 };
 
@@ -147,6 +155,32 @@ caf::result<fw::status> answer(cluster_self self, cluster_store::outcome out) {
   return rp;
 }
 
+// After a storage write: answers the PreBinds whose claims are now bound.
+void wake_volume_waiters(cluster_self self) {
+  auto& st = self->state;
+  for (auto it = st.volume_waiters.begin(); it != st.volume_waiters.end();) {
+    if (!st.store.claims_bound(it->second.write->ns, it->second.write->wait_for)) {
+      ++it;
+      continue;
+    }
+    it->second.rp.deliver(fw::status::ok());
+    it = st.volume_waiters.erase(it);
+  }
+}
+
+caf::result<fw::status> write_volumes(cluster_self self, const volume_write_ptr& w) {
+  auto& st = self->state;
+  auto out = st.store.write_volumes(w->pvs, w->claims);
+  route(self, out.changes);
+  if (!out.changes.empty()) wake_volume_waiters(self);
+  if (!out.status.is_success() || st.store.claims_bound(w->ns, w->wait_for)) return answer(self, {out.status, {}});
+  uint64_t id = ++st.next_waiter;
+  auto rp = self->make_response_promise<fw::status>();
+  st.volume_waiters.emplace(id, cluster_state::volume_waiter{w, rp});
+  self->delayed_send(self, w->timeout, timeout_atom::value, id);
+  return rp;
+}
+
 cluster_actor::behavior_type cluster_behavior(cluster_self self) {
   auto* store = &self->state.store;
   // Read-only requests send what is waiting first: their answer reflects changes already sent.
@@ -163,7 +197,28 @@ cluster_actor::behavior_type cluster_behavior(cluster_self self) {
     },
     [=](create_atom, node_info_ptr n) { handler_scope scope{self}; finish(self, store->put_node(std::move(n))); },
     [=](create_atom, pod_info_ptr p) { handler_scope scope{self}; finish(self, store->create_pod(std::move(p))); },
-    [=](create_atom, cluster_objects_ptr o) { handler_scope scope{self}; finish(self, store->set_objects(std::move(o))); },
+    [=](create_atom, cluster_objects_ptr o) {
+      handler_scope scope{self};
+      finish(self, store->set_objects(std::move(o)));
+      wake_volume_waiters(self);
+    },
+    [=](create_atom, const volume_change_ptr& ch) {
+      handler_scope scope{self};
+      finish(self, store->apply_volume(*ch));
+      wake_volume_waiters(self);
+    },
+    [=](bind_atom, const volume_write_ptr& w) {
+      handler_scope scope{self};
+      return write_volumes(self, w);
+    },
+    [=](timeout_atom, uint64_t id) {
+      handler_scope scope{self};
+      auto it = self->state.volume_waiters.find(id);
+      if (it == self->state.volume_waiters.end()) return;
+      // kube's BindPodVolumes polls until its bindTimeout; the poll's error is the context's.
+      it->second.rp.deliver(fw::status::error("binding volumes: context deadline exceeded"));
+      self->state.volume_waiters.erase(it);
+    },
     [=](delpod_atom, const std::string& uid) {
       handler_scope scope{self};
       return answer(self, store->delete_pod(uid));

@@ -5,6 +5,9 @@
 // stamped with a resourceVersion and fanned out, in order, to every watcher. A new watcher first
 // receives the current state as Add events (list) and a `synced` marker, then the stream (watch).
 // Bind follows the pods/binding subresource: 404 if the pod is gone, 409 if it is already bound.
+// Storage objects are written as the apiserver would store them, and the store's PV controller
+// (pv_controller.hpp) binds and provisions claims after each write; a PreBind waiting for its
+// claims to bind is answered when they are, or at its timeout.
 // Simulated node agents (node_agent) watch for pods bound to their nodes and report them Running.
 //
 // Flow control: credit, counted in changes. The cluster keeps at most `watch_window` changes sent
@@ -36,8 +39,15 @@ using cluster_actor = caf::typed_actor<
   caf::reacts_to<credit_atom, uint64_t>,
   // Create a node / a pod (pods with spec.nodeName are created bound).
   caf::reacts_to<create_atom, node_info_ptr>, caf::reacts_to<create_atom, pod_info_ptr>,
-  // Replace the non-pod, non-node objects (namespaces, workload selectors, PDBs).
+  // Replace the non-pod, non-node objects (namespaces, workload selectors, PDBs, storage objects).
   caf::reacts_to<create_atom, cluster_objects_ptr>,
+  // Create, replace or delete one storage object; the PV controller then runs.
+  caf::reacts_to<create_atom, volume_change_ptr>,
+  // VolumeBinding's PreBind: write volumes and claims, answer once the claims are bound (404 for a
+  // missing object; "binding volumes: context deadline exceeded" when the timeout passes first).
+  caf::replies_to<bind_atom, volume_write_ptr>::with<fw::status>,
+  // A volume wait's deadline (the cluster's own timer).
+  caf::reacts_to<timeout_atom, uint64_t>,
   // Delete a pod by uid (404 as an error status).
   caf::replies_to<delpod_atom, std::string>::with<fw::status>,
   // Evict a pod by uid for preemption: delete it and record a Preempted Event with the message.

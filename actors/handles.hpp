@@ -59,7 +59,9 @@ using binder_actor = caf::typed_actor<
   // Run the binding cycle (PreBind, Bind, PostBind) for a reserved and permitted pod.
   caf::reacts_to<bind_atom, cycle_ctx_ptr>,
   // A bind plugin's asynchronous result.
-  caf::reacts_to<result_atom, cycle_ctx_ptr, fw::status>>;
+  caf::reacts_to<result_atom, cycle_ctx_ptr, fw::status>,
+  // A PreBind plugin's asynchronous result; the chain resumes after plugin index `at`.
+  caf::reacts_to<result_atom, cycle_ctx_ptr, fw::status, uint64_t>>;
 
 using permit_actor = caf::typed_actor<
   // Park a pod whose Permit returned Wait.

@@ -62,10 +62,25 @@ using run_atom = caf::atom_constant<caf::atom("run")>;
 // --- cluster events ------------------------------------------------------------------------------
 
 // `synced` marks the end of a watcher's initial list (an informer's HasSynced). `objects` carries a
-// new cluster_objects (namespaces, workload selectors, PDBs).
+// new cluster_objects (namespaces, workload selectors, PDBs, storage objects), replacing them all.
+// `volume` is one storage object's change (a PersistentVolume, claim, StorageClass, CSINode,
+// CSIDriver or CSIStorageCapacity), applied to the objects the watcher holds.
 enum class cluster_event_type : uint8_t {
-  node_add, node_update, node_delete, pod_add, pod_update, pod_delete, synced, objects
+  node_add, node_update, node_delete, pod_add, pod_update, pod_delete, synced, objects, volume
 };
+
+// VolumeBinding's PreBind writes for one pod (fw::cluster_client::bind_volumes): the volumes and
+// claims to write, then the claims (in the pod's namespace) to wait for until they are bound or the
+// timeout passes.
+struct volume_write {
+  std::string pod_key;  // ns/name, for messages
+  std::string ns;
+  std::vector<std::shared_ptr<const k8s::core::PersistentVolume>> pvs;
+  std::vector<std::shared_ptr<const k8s::core::PersistentVolumeClaim>> claims;
+  std::vector<std::string> wait_for;
+  std::chrono::milliseconds timeout{0};
+};
+using volume_write_ptr = std::shared_ptr<const volume_write>;
 
 // One change in the cluster, compiled at the edge (the cluster source). Nodes are carried without
 // pods (the cache aggregates pods itself).
@@ -74,6 +89,7 @@ struct cluster_change {
   pod_info_ptr old_pod, new_pod;
   node_info_ptr old_node, new_node;
   cluster_objects_ptr objects;
+  volume_change_ptr volume;  // type volume
   uint64_t resource_version = 0;
   // A pod_update that changed only status.conditions: kube's queue ignores such updates
   // (isPodUpdated strips status), so the scheduling queue does not requeue on them.
@@ -279,6 +295,8 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kas::pod_condition)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kas::cluster_stats)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kas::source_task)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kas::cluster_change_ptr)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kas::volume_change_ptr)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kas::volume_write_ptr)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kas::cluster_change_batch_ptr)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kas::queued_pod_ptr)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kas::failure)

@@ -172,6 +172,17 @@ bool to_framework_event(const cluster_change& ch, fw::cluster_event& ev, fw::eve
       ev = {fw::event_resource::assigned_pod, fw::act_delete, "AssignedPodDelete"};
       objs.old_pod = ch.old_pod.get();
       return true;
+    case t::volume: {
+      // A storage object's add, update or delete (kube's PersistentVolumeClaimAdd, ...).
+      static constexpr fw::event_resource by_kind[] = {
+        fw::event_resource::pv,       fw::event_resource::pvc,        fw::event_resource::storage_class,
+        fw::event_resource::csi_node, fw::event_resource::csi_driver, fw::event_resource::csi_storage_capacity};
+      const volume_change& v = *ch.volume;
+      uint32_t a = !v.has_old() ? fw::act_add : !v.has_new() ? fw::act_delete : fw::act_update;
+      ev = {by_kind[v.kind], a, v.label()};
+      objs.volume = &v;
+      return true;
+    }
     case t::synced:
     case t::objects: return false;
   }

@@ -50,6 +50,7 @@ void apply(scheduler_cache& c, const cluster_change& ch) {
       if (!ch.old_pod->node_name.empty() && c.contains(ch.old_pod->uid)) log_if_error(c.remove_pod(ch.old_pod));
       break;
     case t::objects: c.set_objects(ch.objects); break;
+    case t::volume: c.apply_volume(*ch.volume); break;
     case t::synced: break;
   }
 }

@@ -43,6 +43,11 @@ protected:
     ctx->assumed = with_node_name(*q->pod, node);
     ctx->node = node;
     ctx->started = std::chrono::steady_clock::now();
+    // The scheduling cycle's part of the state the binding cycle reads (VolumeBinding's): PreFilter
+    // on an empty snapshot (these pods have no claims), then Reserve.
+    fw::pre_filter_result pf;
+    fwk->run_pre_filter(ctx->state, *q->pod, snapshot{}, pf);
+    EXPECT_TRUE(fwk->run_reserve(ctx->state, *ctx->assumed, node).is_success());
     return ctx;
   }
 

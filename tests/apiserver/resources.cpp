@@ -8,6 +8,7 @@
 #include "messages/k8s/events.pb.h"
 #include "messages/k8s/policy.pb.h"
 #include "messages/k8s/scheduling.pb.h"
+#include "messages/k8s/storage.pb.h"
 
 namespace kas::testapi {
 
@@ -45,6 +46,18 @@ std::vector<kind_info> build() {
                    &k8s::policy::PodDisruptionBudget::default_instance()));
   v.push_back(make("apps", "replicasets", "ReplicaSet", true, true, {"rs"}, &k8s::apps::ReplicaSet::default_instance()));
   v.push_back(make("apps", "statefulsets", "StatefulSet", true, true, {"sts"}, &k8s::apps::StatefulSet::default_instance()));
+  // The storage kinds the volume plugins read.
+  v.push_back(make("", "persistentvolumes", "PersistentVolume", false, true, {"pv"},
+                   &k8s::core::PersistentVolume::default_instance()));
+  v.push_back(make("", "persistentvolumeclaims", "PersistentVolumeClaim", true, true, {"pvc"},
+                   &k8s::core::PersistentVolumeClaim::default_instance()));
+  v.push_back(make("storage.k8s.io", "storageclasses", "StorageClass", false, false, {"sc"},
+                   &k8s::storage::StorageClass::default_instance()));
+  v.push_back(make("storage.k8s.io", "csinodes", "CSINode", false, false, {}, &k8s::storage::CSINode::default_instance()));
+  v.push_back(make("storage.k8s.io", "csidrivers", "CSIDriver", false, false, {},
+                   &k8s::storage::CSIDriver::default_instance()));
+  v.push_back(make("storage.k8s.io", "csistoragecapacities", "CSIStorageCapacity", true, false, {},
+                   &k8s::storage::CSIStorageCapacity::default_instance()));
   return v;
 }
 

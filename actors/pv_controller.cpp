@@ -1,0 +1,163 @@
+// See pv_controller.hpp for what is modelled.
+#include "actors/pv_controller.hpp"
+
+#include <algorithm>
+#include <set>
+
+#include "messages/k8s/core.pb.h"
+
+namespace kas {
+
+namespace {
+
+constexpr std::string_view no_provisioner = "kubernetes.io/no-provisioner";
+
+// The smallest available volume that matches the claim, or null (the controller's findBestMatch
+// without a node: class, access modes, volume mode, size, selector; never a volume another claim
+// holds or one being deleted).
+const pv_info* best_available(const volume_objects& v, const pvc_info& claim, const std::set<std::string>& taken) {
+  const pv_info* best = nullptr;
+  v.pvs.for_each([&](const pv_info& pv) {
+    if (pv.claim_ref || pv.deleting || taken.count(pv.name)) return;
+    if (pv.storage_class != claim.class_name()) return;
+    if ((pv.access_modes & claim.access_modes) != claim.access_modes) return;
+    if (pv.block_mode != claim.block_mode) return;
+    if (pv.capacity_bytes < claim.request_bytes) return;
+    if (claim.selector && !claim.selector->matches(pv.labels)) return;
+    if (!best || pv.capacity_bytes < best->capacity_bytes ||
+        (pv.capacity_bytes == best->capacity_bytes && pv.name < best->name))
+      best = &pv;
+  });
+  return best;
+}
+
+const pv_info* reserved_for(const volume_objects& v, const pvc_info& claim) {
+  const pv_info* found = nullptr;
+  v.pvs.for_each([&](const pv_info& pv) {
+    if (found || !pv.claim_ref) return;
+    const auto& r = *pv.claim_ref;
+    if (r.ns == claim.ns && r.name == claim.name && (r.uid.empty() || r.uid == claim.uid)) found = &pv;
+  });
+  return found;
+}
+
+template <class T>
+std::shared_ptr<T> copy_of(const std::shared_ptr<const T>& obj) {
+  return obj ? std::make_shared<T>(*obj) : std::make_shared<T>();
+}
+
+// Both sides of a binding, as the controller writes them.
+void bind_claim(const pv_info_ptr& pv, const pvc_info_ptr& claim, std::vector<volume_change>& out) {
+  auto pv_obj = copy_of(pv->pv);
+  auto* ref = pv_obj->mutable_spec()->mutable_claim_ref();
+  ref->set_kind("PersistentVolumeClaim");
+  ref->set_api_version("v1");
+  ref->set_namespace_(claim->ns);
+  ref->set_name(claim->name);
+  ref->set_uid(claim->uid);
+  pv_obj->mutable_status()->set_phase("Bound");
+  auto new_pv = compile_pv(std::move(pv_obj));
+  auto claim_obj = copy_of(claim->pvc);
+  claim_obj->mutable_spec()->set_volume_name(pv->name);
+  claim_obj->mutable_status()->set_phase("Bound");
+  (*claim_obj->mutable_metadata()->mutable_annotations())[std::string(ann_bind_completed)] = "yes";
+  auto new_claim = compile_pvc(std::move(claim_obj));
+  // Both recompile objects that compiled before, with fields set from valid values.
+  if (!new_pv || !new_claim) return;
+  out.push_back(pv_change(pv, *new_pv));
+  out.push_back(pvc_change(claim, *new_claim));
+}
+
+// The node affinity of a volume provisioned for `node` by `driver`: the node's values of the
+// topology keys the driver reports in the node's CSINode.
+void pin_to_node(const volume_objects& v, const std::string& driver, const node_info& node,
+                 k8s::core::PersistentVolumeSpec& spec) {
+  const csi_node_info* csi = v.csi_node(node.name);
+  const csi_node_driver* d = csi ? csi->driver(driver) : nullptr;
+  if (!d || d->topology_keys.empty()) return;
+  auto* term = spec.mutable_node_affinity()->mutable_required()->add_node_selector_terms();
+  for (const auto& key : d->topology_keys) {
+    const std::string* value = node.labels.get(key);
+    if (!value) continue;
+    auto* r = term->add_match_expressions();
+    r->set_key(key);
+    r->set_operator_("In");
+    r->add_values(*value);
+  }
+  if (term->match_expressions_size() == 0) spec.clear_node_affinity();
+}
+
+// A new volume for the claim, already reserved for it (claimRef), as a provisioner creates it.
+void provision(const volume_objects& v, const pvc_info& claim, const storage_class_info& sc, const node_info* node,
+               std::vector<volume_change>& out) {
+  auto pv_obj = std::make_shared<k8s::core::PersistentVolume>();
+  std::string name = "pvc-" + (claim.uid.empty() ? claim.ns + "-" + claim.name : claim.uid);
+  if (v.volume(name)) return;  // already provisioned; the next sync binds it
+  pv_obj->mutable_metadata()->set_name(name);
+  (*pv_obj->mutable_metadata()->mutable_annotations())["pv.kubernetes.io/provisioned-by"] = sc.provisioner;
+  auto* spec = pv_obj->mutable_spec();
+  (*spec->mutable_capacity())["storage"].set_string(std::to_string(claim.request_bytes));
+  for (const auto& m : claim.pvc->spec().access_modes()) spec->add_access_modes(m);
+  spec->set_storage_class_name(sc.name);
+  spec->set_persistent_volume_reclaim_policy("Delete");
+  if (claim.block_mode) spec->set_volume_mode("Block");
+  auto* csi = spec->mutable_persistent_volume_source()->mutable_csi();
+  csi->set_driver(sc.provisioner);
+  csi->set_volume_handle(name);
+  if (node) pin_to_node(v, sc.provisioner, *node, *spec);
+  auto* ref = spec->mutable_claim_ref();
+  ref->set_kind("PersistentVolumeClaim");
+  ref->set_api_version("v1");
+  ref->set_namespace_(claim.ns);
+  ref->set_name(claim.name);
+  ref->set_uid(claim.uid);
+  pv_obj->mutable_status()->set_phase("Available");
+  auto pv = compile_pv(std::move(pv_obj));
+  if (pv) out.push_back(pv_change(nullptr, *pv));
+}
+
+// One claim's step.
+void sync_claim(const volume_objects& v, const pvc_info_ptr& claim, const node_lookup& nodes,
+                const std::set<std::string>& taken, std::vector<volume_change>& out) {
+  if (!claim->volume_name.empty()) {
+    pv_info_ptr pv = v.pvs.get(claim->volume_name);
+    if (!pv || pv->deleting) return;  // waits for its volume
+    if (pv->claim_ref && (pv->claim_ref->ns != claim->ns || pv->claim_ref->name != claim->name)) return;
+    return bind_claim(pv, claim, out);
+  }
+  if (const pv_info* r = reserved_for(v, *claim)) return bind_claim(v.pvs.get(r->name), claim, out);
+  const storage_class_info* sc = claim->class_name().empty() ? nullptr : v.storage_class(claim->class_name());
+  bool wait_for_consumer = sc && sc->binding_mode == volume_binding_mode::wait_for_first_consumer;
+  if (!wait_for_consumer) {
+    if (const pv_info* pv = best_available(v, *claim, taken)) return bind_claim(v.pvs.get(pv->name), claim, out);
+  }
+  if (!sc || sc->provisioner.empty() || sc->provisioner == no_provisioner) return;
+  if (!wait_for_consumer) return provision(v, *claim, *sc, nullptr, out);
+  if (claim->selected_node.empty()) return;
+  const node_info* node = nodes(claim->selected_node);
+  if (node) provision(v, *claim, *sc, node, out);
+}
+
+}  // namespace
+
+bool claim_fully_bound(const pvc_info& c) { return !c.volume_name.empty() && c.bind_completed; }
+
+std::vector<volume_change> pv_controller_sync(const volume_objects& v, const node_lookup& nodes) {
+  std::vector<volume_change> out;
+  std::vector<pvc_info_ptr> pending;
+  v.pvcs.for_each([&](const pvc_info& c) {
+    if (c.phase != "Bound" && !c.deleting) pending.push_back(v.pvcs.get(c.key()));
+  });
+  // Claims in key order, so that which claim gets a contested volume does not depend on hashing.
+  std::sort(pending.begin(), pending.end(), [](const pvc_info_ptr& a, const pvc_info_ptr& b) { return a->key() < b->key(); });
+  std::set<std::string> taken;  // volumes bound in this sync: the next claim must not take them too
+  for (const auto& claim : pending) {
+    size_t before = out.size();
+    sync_claim(v, claim, nodes, taken, out);
+    for (size_t i = before; i < out.size(); ++i)
+      if (out[i].new_pv) taken.insert(out[i].new_pv->name);
+  }
+  return out;
+}
+
+}  // namespace kas

@@ -1,0 +1,42 @@
+#pragma once
+// pv_controller: the embedded cluster's stand-in for kube-controller-manager's PersistentVolume
+// controller and for a dynamic provisioner, reduced to what the volume plugins depend on. Plain
+// data, no CAF: the embedded cluster runs it after every storage write and applies what it returns.
+//
+// What it does, for each claim that is not Bound and not being deleted:
+// - a claim with spec.volumeName binds to that volume if the volume exists and is free or already
+//   reserved for it (claimRef), as the controller's syncBoundClaim/syncUnboundClaim;
+// - a claim some volume's claimRef names (the scheduler's PreBind wrote it) takes that volume;
+// - a claim of an Immediate class (or of no class) binds to the smallest available volume that
+//   matches it (class, access modes, volume mode, size, selector);
+// - a claim of a class with a provisioner other than kubernetes.io/no-provisioner is provisioned:
+//   Immediate claims at once, WaitForFirstConsumer claims once the scheduler set
+//   volume.kubernetes.io/selected-node. The new volume is named pvc-<claim uid>, sized as requested,
+//   and pinned, by node affinity, to the selected node's values of the topology keys its CSI driver
+//   reports in that node's CSINode (no keys: no affinity, as a network volume).
+// Binding writes both sides as the controller does: the volume's claimRef and phase Bound, the
+// claim's spec.volumeName, phase Bound and pv.kubernetes.io/bind-completed: "yes".
+//
+// Not modelled: reclaim policies and release of volumes whose claim is deleted, expansion, the
+// Lost phases, and the controller's resync delays (it acts at once).
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "cache/node_info.hpp"
+#include "cache/volume_objects.hpp"
+
+namespace kas {
+
+// The node of a name, or null.
+using node_lookup = std::function<const node_info*(const std::string& name)>;
+
+// The writes the controller makes now, given the storage objects: each a volume_change whose old
+// side is the stored object. Apply them in order, then call again until it returns none (a
+// provisioned volume binds in the next call).
+std::vector<volume_change> pv_controller_sync(const volume_objects& v, const node_lookup& nodes);
+
+// kube's isPVCFullyBound: spec.volumeName set and pv.kubernetes.io/bind-completed present.
+bool claim_fully_bound(const pvc_info& c);
+
+}  // namespace kas
