@@ -144,6 +144,15 @@ bool claim_fully_bound(const pvc_info& c) { return !c.volume_name.empty() && c.b
 
 std::vector<volume_change> pv_controller_sync(const volume_objects& v, const node_lookup& nodes) {
   std::vector<volume_change> out;
+  // A new volume (no phase yet) becomes Available, as the controller's first sync of it makes it;
+  // VolumeBinding matches only Available volumes.
+  v.pvs.for_each([&](const pv_info& pv) {
+    if (!pv.phase.empty() && pv.phase != "Pending") return;
+    auto obj = copy_of(pv.pv);
+    obj->mutable_status()->set_phase("Available");
+    if (auto next = compile_pv(std::move(obj))) out.push_back(pv_change(v.pvs.get(pv.name), *next));
+  });
+  if (!out.empty()) return out;
   std::vector<pvc_info_ptr> pending;
   v.pvcs.for_each([&](const pvc_info& c) {
     if (c.phase != "Bound" && !c.deleting) pending.push_back(v.pvcs.get(c.key()));

@@ -3,7 +3,8 @@
 // controller and for a dynamic provisioner, reduced to what the volume plugins depend on. Plain
 // data, no CAF: the embedded cluster runs it after every storage write and applies what it returns.
 //
-// What it does, for each claim that is not Bound and not being deleted:
+// A volume without a phase (or Pending) becomes Available. Then, for each claim that is not Bound
+// and not being deleted:
 // - a claim with spec.volumeName binds to that volume if the volume exists and is free or already
 //   reserved for it (claimRef), as the controller's syncBoundClaim/syncUnboundClaim;
 // - a claim some volume's claimRef names (the scheduler's PreBind wrote it) takes that volume;

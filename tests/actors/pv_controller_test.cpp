@@ -56,7 +56,8 @@ TEST(PVController, ImmediateClaimBindsTheSmallestMatchingVolume) {
                        "}, accessModes: [ReadWriteOnce], storageClassName: manual}\n"));
   v.pvcs.put("default/data", pvc("metadata: {name: data, uid: u1}\nspec: {accessModes: [ReadWriteOnce], "
                                  "storageClassName: manual, resources: {requests: {storage: 8Gi}}}\n"));
-  EXPECT_EQ(settle(v, no_nodes), 2u);
+  EXPECT_EQ(settle(v, no_nodes), 5u);  // three volumes become Available, then both sides of the binding
+  EXPECT_EQ(v.volume("small")->phase, "Available");
   const pvc_info* c = v.claim("default", "data");
   EXPECT_EQ(c->volume_name, "fits");
   EXPECT_TRUE(claim_fully_bound(*c));
@@ -76,10 +77,12 @@ TEST(PVController, WaitForFirstConsumerWaitsForTheScheduler) {
                           "storageClassName: local}\n"));
   v.pvcs.put("default/data", pvc("metadata: {name: data, uid: u1}\nspec: {accessModes: [ReadWriteOnce], "
                                  "storageClassName: local, resources: {requests: {storage: 1Gi}}}\n"));
-  EXPECT_EQ(settle(v, no_nodes), 0u);  // nothing until PreBind reserves a volume
+  EXPECT_EQ(settle(v, no_nodes), 1u);  // the volume becomes Available; nothing else until PreBind
+  EXPECT_EQ(v.claim("default", "data")->volume_name, "");
   // PreBind's write: the volume's claimRef.
   v.pvs.put("local-1", pv("metadata: {name: local-1}\nspec: {capacity: {storage: 10Gi}, accessModes: [ReadWriteOnce], "
-                          "storageClassName: local, claimRef: {namespace: default, name: data, uid: u1}}\n"));
+                          "storageClassName: local, claimRef: {namespace: default, name: data, uid: u1}}\n"
+                          "status: {phase: Available}\n"));
   EXPECT_EQ(settle(v, no_nodes), 2u);
   EXPECT_EQ(v.claim("default", "data")->volume_name, "local-1");
 }
@@ -134,11 +137,12 @@ TEST(ClusterStoreVolumes, PreBindWritesBindAndConflictsAreRefused) {
   auto reserve_for = [](const std::string& claim) {
     return decode<k8s::core::PersistentVolume>("metadata: {name: pv1}\nspec: {capacity: {storage: 1Gi}, accessModes: "
                                                "[ReadWriteOnce], storageClassName: local, claimRef: {namespace: "
-                                               "default, name: " + claim + ", uid: " + claim + "}}\n");
+                                               "default, name: " + claim + ", uid: " + claim + "}}\n"
+                                               "status: {phase: Available}\n");
   };
   auto out = s.write_volumes({reserve_for("a")}, {});
   ASSERT_TRUE(out.status.is_success()) << out.status.message();
-  // The write, then the controller's two.
+  // The write, then the controller's two (the volume was Available already).
   ASSERT_EQ(out.changes.size(), 3u);
   for (auto& ch : out.changes) EXPECT_EQ(ch->type, cluster_event_type::volume);
   EXPECT_TRUE(s.claims_bound("default", {"a"}));

@@ -24,6 +24,7 @@ example-preemption-pdb
 example-pod-affinity
 example-topology-spread
 example-balanced-images
+example-volumes
 bad-missing-file
 bad-invalid-yaml
 bad-invalid-json
@@ -153,6 +154,7 @@ case "$name" in
   example-pod-affinity) example pod-affinity ;;
   example-topology-spread) example topology-spread ;;
   example-balanced-images) example balanced-images ;;
+  example-volumes) example volumes ;;
   bad-missing-file)
     bad "$tmp/absent.yaml" -- --cluster "$tmp/absent.yaml" ;;
   bad-invalid-yaml)
