@@ -703,6 +703,10 @@ void on_assumed(self_ptr self, pod_cycle& pc, const assume_reply& rep) {
     abort_reserved(self, p, *ctx, s, s.message());
     return finish(self, pc);
   }
+  if (!ctx->state.assumed_storage.empty())
+    self->send<caf::message_priority::high>(
+      st.wiring->cache, assume_atom::value, ctx->assumed->uid,
+      std::make_shared<const std::vector<volume_change>>(ctx->state.assumed_storage));
   s = ctx->fwk->run_permit(ctx->state, *ctx->assumed, ctx->node, ctx->permit_waits);
   st.observe(ctx->fwk.get(), driver_state::permit, s.is_success() || s.is_wait(),
              (std::chrono::steady_clock::now() - t1).count(), *ctx->assumed);

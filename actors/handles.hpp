@@ -19,8 +19,10 @@ using snapshot_cache_actor = caf::typed_actor<
   caf::reacts_to<event_atom, cluster_change_batch_ptr>,
   // Reserve: assume a pod on a node, re-validating the node if it changed since evaluation.
   caf::replies_to<assume_atom, assume_request>::with<assume_reply>,
-  // Forget an assumed pod (its binding failed or was rejected).
+  // Forget an assumed pod (its binding failed or was rejected), and the storage it assumed.
   caf::reacts_to<forget_atom, std::string>,
+  // Reserve assumed these storage objects for pod uid (VolumeBinding's bindings).
+  caf::reacts_to<assume_atom, std::string, volume_changes_ptr>,
   // The bindings of these assumed pods finished (starts their expiry clocks, if any).
   caf::reacts_to<finished_atom, std::vector<std::string>>,
   // The latest snapshot.

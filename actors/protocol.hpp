@@ -82,6 +82,8 @@ struct volume_write {
 };
 using volume_write_ptr = std::shared_ptr<const volume_write>;
 
+using volume_changes_ptr = std::shared_ptr<const std::vector<volume_change>>;
+
 // One change in the cluster, compiled at the edge (the cluster source). Nodes are carried without
 // pods (the cache aggregates pods itself).
 struct cluster_change {
@@ -297,6 +299,7 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kas::source_task)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kas::cluster_change_ptr)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kas::volume_change_ptr)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kas::volume_write_ptr)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kas::volume_changes_ptr)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kas::cluster_change_batch_ptr)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kas::queued_pod_ptr)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kas::failure)

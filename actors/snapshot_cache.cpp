@@ -118,6 +118,16 @@ assume_reply assume(self_ptr self, const assume_request& req) {
       rep.message = s->message();
       return rep;
     }
+  } else if (req.pod->has_claims() && c.storage_changed_since(req.snapshot_generation)) {
+    // A volume or claim changed since the driver's snapshot: another pod may have taken the volume
+    // this one chose. The cycle's PreFilter state holds the storage objects of its snapshot, so
+    // PreFilter runs again on the current one and the node is filtered.
+    auto s = fw::recheck_node(*req.fwk, *req.pod, *node, c.current());
+    if (!s.is_success()) {
+      rep.conflict = true;
+      rep.message = s.message();
+      return rep;
+    }
   } else if (node->generation != req.node_generation) {
     // The node changed after the driver evaluated it: re-run the node-local filters now.
     auto snap = c.current();
@@ -163,6 +173,11 @@ snapshot_cache_actor spawn_snapshot_cache(caf::actor_system& sys, const cache_op
       [=](assume_atom, const assume_request& req) -> assume_reply {
         auto probe_scope = self->state.probe->begin_handler(self);
         return assume(self, req);
+      },
+      [=](assume_atom, const std::string& uid, const volume_changes_ptr& assumed) {
+        auto probe_scope = self->state.probe->begin_handler(self);
+        // Only while the pod is still assumed: a forget that came first already ended its claim.
+        if (self->state.cache->is_assumed(uid)) self->state.cache->assume_volumes(uid, *assumed);
       },
       [=](forget_atom, const std::string& uid) {
         auto probe_scope = self->state.probe->begin_handler(self);

@@ -254,6 +254,7 @@ status_or_error scheduler_cache::forget_pod(const std::string& uid) {
   if (it == pods_.end()) return fail("pod " + uid + " is not in the cache, so it can't be forgotten");
   if (!it->second.assumed) return fail("pod " + it->second.pod->key() + " wasn't assumed so cannot be forgotten");
   drop_pod(uid);
+  restore_volumes(uid);
   return ok_t{};
 }
 
@@ -283,10 +284,67 @@ void scheduler_cache::set_objects(cluster_objects_ptr objects) {
   log_structural();
 }
 
-void scheduler_cache::apply_volume(const volume_change& ch) {
+void scheduler_cache::publish_volume(const volume_change& ch) {
   auto objs = std::make_shared<cluster_objects>(snap_.objects());
   apply_volume_change(objs->volumes, ch);
   set_objects(std::move(objs));
+  storage_changed_ = generation_;
+}
+
+void scheduler_cache::apply_volume(const volume_change& ch) {
+  // The cluster's version supersedes an assumption: forgetting that pod must not put back an
+  // older version over it.
+  if (auto it = storage_owner_.find(ch.key); it != storage_owner_.end()) {
+    auto& mine = assumed_storage_[it->second];
+    mine.erase(std::remove_if(mine.begin(), mine.end(), [&](const volume_change& a) { return a.key == ch.key; }),
+               mine.end());
+    if (mine.empty()) assumed_storage_.erase(it->second);
+    storage_owner_.erase(it);
+  }
+  publish_volume(ch);
+}
+
+void scheduler_cache::assume_volumes(const std::string& uid, const std::vector<volume_change>& assumed) {
+  for (const auto& a : assumed) {
+    // What the cache holds now: the cluster's version, to put back if the pod is forgotten, unless
+    // another pod's assumption holds it (then that one's original stays the one to restore).
+    volume_change now = a;
+    const auto& v = snap_.objects().volumes;
+    now.old_pv = a.new_pv ? v.pvs.get(a.new_pv->name) : nullptr;
+    now.old_pvc = a.new_pvc ? v.pvcs.get(a.new_pvc->key()) : nullptr;
+    publish_volume(now);
+    auto [owner, fresh] = storage_owner_.try_emplace(a.key, uid);
+    if (!fresh) {
+      // Re-assumed (a second pod's cycle chose it on an old snapshot): the first owner's original
+      // is the cluster's version; it moves to this pod.
+      auto& theirs = assumed_storage_[owner->second];
+      for (auto it = theirs.begin(); it != theirs.end(); ++it)
+        if (it->key == a.key) {
+          assumed_storage_[uid].push_back(std::move(*it));
+          theirs.erase(it);
+          break;
+        }
+      if (theirs.empty()) assumed_storage_.erase(owner->second);
+      owner->second = uid;
+      continue;
+    }
+    // Kept as the change that puts the original back: old = the assumed object, new = original.
+    volume_change undo = now;
+    std::swap(undo.old_pv, undo.new_pv);
+    std::swap(undo.old_pvc, undo.new_pvc);
+    assumed_storage_[uid].push_back(std::move(undo));
+  }
+}
+
+void scheduler_cache::restore_volumes(const std::string& uid) {
+  auto it = assumed_storage_.find(uid);
+  if (it == assumed_storage_.end()) return;
+  auto undo = std::move(it->second);
+  assumed_storage_.erase(it);
+  for (auto& u : undo) {
+    storage_owner_.erase(u.key);
+    publish_volume(u);
+  }
 }
 
 void scheduler_cache::update_nominated(const pod_info_ptr& old_p, const pod_info_ptr& new_p) {

@@ -49,8 +49,15 @@ public:
 
   // Namespaces, workload selectors, PDBs: published with the next snapshot.
   void set_objects(cluster_objects_ptr objects);
-  // One storage object's change, applied to the objects the next snapshot publishes.
+  // One storage object's change, applied to the objects the next snapshot publishes. The cluster's
+  // version of an object replaces what a pod assumed of it.
   void apply_volume(const volume_change& ch);
+  // Storage objects a reserved pod will write (its volumes' claimRefs, its claims' selected node),
+  // published at once so later cycles see those volumes taken (kube's AssumePodVolumes). They stay
+  // until the cluster's versions arrive, or until forget_pod(uid) puts the cluster's back.
+  void assume_volumes(const std::string& uid, const std::vector<volume_change>& assumed);
+  // Whether a storage object changed (the cluster's or an assumption) after snapshot generation `g`.
+  bool storage_changed_since(uint64_t g) const { return storage_changed_ > g; }
   // kube's nominator: unbound pods nominated to a node, carried by snapshots so Filter counts them
   // on their nominated node. Call on every pod add/update/delete (null = absent). A nomination
   // comes from status.nominatedNodeName, or from `nominate` before that write is seen; as in
@@ -155,6 +162,13 @@ private:
   std::deque<pod_change> changes_;
   uint64_t changes_floor_ = 0;  // changes at or before this generation are no longer logged
   uint64_t structural_ = 0;     // generation of the last node or objects change
+  uint64_t storage_changed_ = 0;  // generation of the last storage object change
+  // Assumed storage objects: per pod, each object's cluster version (null: none) to put back on
+  // forget; and which pod's assumption each object (volume_change::key) holds now.
+  std::unordered_map<std::string, std::vector<volume_change>> assumed_storage_;
+  std::unordered_map<std::string, std::string> storage_owner_;
+  void publish_volume(const volume_change& ch);
+  void restore_volumes(const std::string& uid);
 };
 
 }  // namespace kas

@@ -37,6 +37,7 @@ cycle_state cycle_state::clone() const {
   out.skip_filter_mask = skip_filter_mask;
   out.skip_score_mask = skip_score_mask;
   out.record_plugin_metrics = record_plugin_metrics;
+  out.assumed_storage = assumed_storage;
   out.snapshot_ = snapshot_;
   return out;
 }

@@ -55,6 +55,11 @@ public:
   // Whether this cycle was a preemption dry run / a cycle that may record per-plugin metrics.
   bool record_plugin_metrics = false;
 
+  // Storage objects Reserve assumed for this pod (VolumeBinding: each volume with the claimRef it
+  // will write, each claim with its selected node). The cycle driver hands them to the cache, so
+  // later cycles see those volumes taken before PreBind writes them; Unreserve clears them.
+  std::vector<volume_change> assumed_storage;
+
 private:
   state_data* read_slow(std::string_view key) const;
   std::vector<std::pair<std::string_view, std::shared_ptr<state_data>>> entries_;

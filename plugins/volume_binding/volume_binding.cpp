@@ -160,11 +160,18 @@ fw::status volume_binding::reserve(fw::cycle_state& cs, const pod_info& pod, con
   auto built = build_bindings(it->second, node);
   if (!built) return fw::status::error(built.err().message);
   s->assumed = std::move(*built);
+  // kube's AssumePodVolumes: the cache holds these until the cluster's own versions arrive.
+  const volume_objects& objs = s->objects->volumes;
+  cs.assumed_storage.clear();
+  for (const auto& pv : s->assumed->compiled_pvs) cs.assumed_storage.push_back(pv_change(objs.pvs.get(pv->name), pv));
+  for (const auto& c : s->assumed->compiled_claims)
+    cs.assumed_storage.push_back(pvc_change(objs.pvcs.get(c->key()), c));
   return fw::status::ok();
 }
 
 void volume_binding::unreserve(fw::cycle_state& cs, const pod_info&, const std::string&) const {
   if (state* s = read_state(cs)) s->assumed.reset();
+  cs.assumed_storage.clear();
 }
 
 fw::status volume_binding::pre_bind_pre_flight(fw::cycle_state& cs, const pod_info&, const std::string& node) const {

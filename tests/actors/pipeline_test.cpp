@@ -20,6 +20,8 @@
 #include "actors/embedded_cluster.hpp"
 #include "actors/invariants.hpp"
 #include "actors/scheduler.hpp"
+#include "messages/codec.hpp"
+#include "messages/k8s/storage.pb.h"
 #include "config/profile.hpp"
 #include "tests/actors/actor_fixtures.hpp"
 
@@ -585,6 +587,58 @@ void run_concurrently(pipeline_env& env, const pod_spec& tmpl, size_t pods, size
   auto outs = env.outcomes();
   EXPECT_EQ(count_status(outs, "Scheduled"), want_scheduled);
   EXPECT_EQ(count_status(outs, "Unschedulable"), pods - want_scheduled);
+}
+
+// Eight cycles in flight choosing WaitForFirstConsumer volumes: each of 16 nodes has one local
+// volume and 32 pods each bring a claim, so several cycles see the same free volume on snapshots
+// from before each other's Reserve. The cache's assumed volumes and the cluster's refusal of a
+// second claimRef must leave exactly one pod per volume: 16 scheduled, on 16 different nodes, and
+// 16 unschedulable once the volumes are gone.
+TEST(PipelineTest, ConcurrentCyclesNeverShareAVolume) {
+  constexpr size_t nodes = 16, pods = 32;
+  auto decode_to = [](auto& obj, const std::string& yaml) {
+    auto st = codec::decode_yaml(yaml, obj);
+    ASSERT_TRUE(st.ok()) << st.err().message;
+  };
+  pipeline_env env;
+  auto sc = std::make_shared<k8s::storage::StorageClass>();
+  decode_to(*sc, "metadata: {name: local}\nprovisioner: kubernetes.io/no-provisioner\nvolumeBindingMode: WaitForFirstConsumer\n");
+  auto send = [&](volume_change ch) {
+    caf::anon_send(env.cluster(), create_atom::value, std::make_shared<const volume_change>(std::move(ch)));
+  };
+  send(storage_class_change(nullptr, *compile_storage_class(sc)));
+  for (size_t i = 0; i < nodes; ++i) {
+    std::string n = "n" + std::to_string(i);
+    auto spec = node(n, "8", "16Gi");
+    spec.labels = {{"kubernetes.io/hostname", n}};
+    env.add_node(make_node(spec));
+    auto pv = std::make_shared<k8s::core::PersistentVolume>();
+    decode_to(*pv, "metadata: {name: pv-" + n + "}\nspec: {capacity: {storage: 1Gi}, accessModes: [ReadWriteOnce], "
+                   "storageClassName: local, local: {path: /mnt}, nodeAffinity: {required: {nodeSelectorTerms: "
+                   "[{matchExpressions: [{key: kubernetes.io/hostname, operator: In, values: [" + n + "]}]}]}}}\n");
+    send(pv_change(nullptr, *compile_pv(pv)));
+  }
+  for (size_t i = 0; i < pods; ++i) {
+    std::string name = "p" + std::to_string(i);
+    auto claim = std::make_shared<k8s::core::PersistentVolumeClaim>();
+    decode_to(*claim, "metadata: {name: data-" + name + ", namespace: default, uid: c" + std::to_string(i) +
+                        "}\nspec: {accessModes: [ReadWriteOnce], storageClassName: local, resources: {requests: "
+                        "{storage: 1Gi}}}\n");
+    send(pvc_change(nullptr, *compile_pvc(claim)));
+    auto pod = std::make_shared<k8s::core::Pod>();
+    decode_to(*pod, "metadata: {name: " + name + ", namespace: default, uid: " + name + "}\nspec: {containers: "
+                      "[{name: c, image: i}], volumes: [{name: data, persistentVolumeClaim: {claimName: data-" +
+                      name + "}}]}\n");
+    env.add_pod(*compile_pod(pod));
+  }
+  schedule_eight_in_flight(env);
+  if (testing::Test::HasFatalFailure()) return;
+  auto outs = env.outcomes();
+  EXPECT_EQ(count_status(outs, "Scheduled"), nodes);
+  EXPECT_EQ(count_status(outs, "Unschedulable"), pods - nodes);
+  std::set<std::string> used;
+  for (auto& [uid, o] : outs)
+    if (o.status == "Scheduled") EXPECT_TRUE(used.insert(o.node).second) << "two pods on " << o.node;
 }
 
 TEST(PipelineTest, ConcurrentCyclesNeverOvercommit) {

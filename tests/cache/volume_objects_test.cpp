@@ -1,6 +1,8 @@
 // The storage objects' compiled forms and object_table's sharing.
 #include "cache/volume_objects.hpp"
 
+#include "cache/scheduler_cache.hpp"
+
 #include <gtest/gtest.h>
 
 #include "messages/codec.hpp"
@@ -160,6 +162,158 @@ TEST(VolumeChange, LabelsAndFolding) {
   EXPECT_EQ(v.claim("default", "a")->volume_name, "pv");
   apply_volume_change(v, del);
   EXPECT_EQ(v.claim("default", "a"), nullptr);
+}
+
+}  // namespace
+}  // namespace kas::test
+
+namespace kas::test {
+namespace {
+
+// The cache's assumed storage (kube's AssumePodVolumes): published at once, put back on forget,
+// superseded by the cluster's own version.
+TEST(SchedulerCacheVolumes, AssumedVolumesArePublishedRestoredAndSuperseded) {
+  scheduler_cache c;
+  auto free_pv = *compile_pv(decode<k8s::core::PersistentVolume>(
+    "metadata: {name: pv1}\nspec: {capacity: {storage: 1Gi}, accessModes: [ReadWriteOnce]}\nstatus: {phase: Available}\n"));
+  auto claimed = *compile_pv(decode<k8s::core::PersistentVolume>(
+    "metadata: {name: pv1}\nspec: {capacity: {storage: 1Gi}, accessModes: [ReadWriteOnce], claimRef: {namespace: "
+    "default, name: data}}\nstatus: {phase: Available}\n"));
+  c.apply_volume(pv_change(nullptr, free_pv));
+  uint64_t before = c.snapshot_generation();
+  EXPECT_FALSE(c.storage_changed_since(before));
+
+  // A pod must be assumed for forget to apply; an assumption of storage alone is enough here.
+  c.assume_volumes("uid-a", {pv_change(free_pv, claimed)});
+  EXPECT_TRUE(c.storage_changed_since(before));
+  ASSERT_TRUE(c.current()->objects().volumes.volume("pv1")->claim_ref);
+
+  // The cluster's version replaces the assumption; nothing is put back later.
+  auto bound = *compile_pv(decode<k8s::core::PersistentVolume>(
+    "metadata: {name: pv1}\nspec: {capacity: {storage: 1Gi}, accessModes: [ReadWriteOnce], claimRef: {namespace: "
+    "default, name: data}}\nstatus: {phase: Bound}\n"));
+  c.apply_volume(pv_change(free_pv, bound));
+  EXPECT_EQ(c.current()->objects().volumes.volume("pv1")->phase, "Bound");
+}
+
+TEST(SchedulerCacheVolumes, ForgettingThePodPutsTheClustersVersionBack) {
+  scheduler_cache c;
+  auto node = std::make_shared<node_info>();
+  node->name = "n1";
+  c.add_or_update_node(node);
+  auto free_pv = *compile_pv(decode<k8s::core::PersistentVolume>(
+    "metadata: {name: pv1}\nspec: {capacity: {storage: 1Gi}, accessModes: [ReadWriteOnce]}\nstatus: {phase: Available}\n"));
+  auto claimed = *compile_pv(decode<k8s::core::PersistentVolume>(
+    "metadata: {name: pv1}\nspec: {capacity: {storage: 1Gi}, accessModes: [ReadWriteOnce], claimRef: {namespace: "
+    "default, name: data}}\nstatus: {phase: Available}\n"));
+  c.apply_volume(pv_change(nullptr, free_pv));
+  auto pod = std::make_shared<pod_info>();
+  pod->name = "a";
+  pod->ns = "default";
+  pod->uid = "uid-a";
+  pod->node_name = "n1";
+  ASSERT_TRUE(c.assume_pod(pod, "n1").ok());
+  c.assume_volumes("uid-a", {pv_change(free_pv, claimed)});
+  ASSERT_TRUE(c.current()->objects().volumes.volume("pv1")->claim_ref);
+  ASSERT_TRUE(c.forget_pod("uid-a").ok());
+  EXPECT_FALSE(c.current()->objects().volumes.volume("pv1")->claim_ref);
+}
+
+}  // namespace
+}  // namespace kas::test
+
+// VolumeAttachments: compiled form, change labels and the per-node index.
+namespace kas::test {
+namespace {
+
+volume_attachment_info_ptr attachment(const std::string& name, const std::string& node, const std::string& pv) {
+  std::string source = pv.empty() ? "{}" : "{persistentVolumeName: " + pv + "}";
+  auto a = compile_volume_attachment(decode<k8s::storage::VolumeAttachment>(
+    "metadata: {name: " + name + "}\nspec: {attacher: ebs.csi.aws.com, nodeName: " + node + ", source: " + source + "}"));
+  EXPECT_TRUE(a.ok());
+  return *a;
+}
+
+// The names of `node`'s attachments, in the index's order.
+std::vector<std::string> on_node(const volume_objects& v, const std::string& node) {
+  std::vector<std::string> out;
+  if (const auto* n = v.attachments_on(node))
+    for (const auto& a : n->items) out.push_back(a->name);
+  return out;
+}
+
+TEST(VolumeAttachments, Compile) {
+  auto a = attachment("va-1", "n1", "pv-1");
+  EXPECT_EQ(a->name, "va-1");
+  EXPECT_EQ(a->attacher, "ebs.csi.aws.com");
+  EXPECT_EQ(a->node_name, "n1");
+  EXPECT_EQ(a->pv_name, std::optional<std::string>("pv-1"));
+  ASSERT_NE(a->attachment, nullptr);
+  // An inline volume's attachment names no PV; an empty object compiles too (Filter skips it).
+  EXPECT_FALSE(attachment("va-2", "n1", "")->pv_name.has_value());
+  auto empty = compile_volume_attachment(decode<k8s::storage::VolumeAttachment>("metadata: {name: e}\n"));
+  ASSERT_TRUE(empty.ok());
+  EXPECT_EQ((*empty)->attacher, "");
+  EXPECT_EQ((*empty)->node_name, "");
+}
+
+TEST(VolumeAttachments, LabelsAndKeys) {
+  auto a = attachment("va-1", "n1", "pv-1");
+  auto b = attachment("va-1", "n1", "pv-2");
+  EXPECT_EQ(volume_attachment_change(nullptr, a).label(), "VolumeAttachmentAdd");
+  EXPECT_EQ(volume_attachment_change(a, b).label(), "VolumeAttachmentUpdate");
+  EXPECT_EQ(volume_attachment_change(b, nullptr).label(), "VolumeAttachmentDelete");
+  EXPECT_EQ(volume_attachment_change(a, nullptr).key, "va:va-1");
+  auto folded = fold_volume_changes(volume_attachment_change(nullptr, a), volume_attachment_change(a, b));
+  EXPECT_FALSE(folded.has_old());
+  EXPECT_EQ(folded.new_attachment, b);
+}
+
+// apply_volume_change keeps the per-node index in step with the table: adds, updates, a node
+// change, deletes, and a node's entry gone with its last attachment.
+TEST(VolumeAttachments, NodeIndex) {
+  volume_objects v;
+  auto b1 = attachment("b", "n1", "pv-b");
+  auto a1 = attachment("a", "n1", "pv-a");
+  auto c2 = attachment("c", "n2", "pv-c");
+  apply_volume_change(v, volume_attachment_change(nullptr, b1));
+  apply_volume_change(v, volume_attachment_change(nullptr, a1));
+  apply_volume_change(v, volume_attachment_change(nullptr, c2));
+  EXPECT_FALSE(v.empty());
+  EXPECT_EQ(v.attachments.size(), 3u);
+  EXPECT_EQ(on_node(v, "n1"), (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(on_node(v, "n2"), (std::vector<std::string>{"c"}));
+  EXPECT_EQ(v.attachments_on("n3"), nullptr);
+
+  // An update on the same node replaces the entry the index holds.
+  auto b1_next = attachment("b", "n1", "pv-b2");
+  apply_volume_change(v, volume_attachment_change(b1, b1_next));
+  ASSERT_EQ(on_node(v, "n1"), (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(v.attachments_on("n1")->items[1], b1_next);
+  EXPECT_EQ(v.attachments.find("b")->pv_name, std::optional<std::string>("pv-b2"));
+
+  // A copy taken now keeps its view while the original moves "a" to n2.
+  volume_objects before = v;
+  apply_volume_change(v, volume_attachment_change(a1, attachment("a", "n2", "pv-a")));
+  EXPECT_EQ(on_node(v, "n1"), (std::vector<std::string>{"b"}));
+  EXPECT_EQ(on_node(v, "n2"), (std::vector<std::string>{"a", "c"}));
+  EXPECT_EQ(on_node(before, "n1"), (std::vector<std::string>{"a", "b"}));
+
+  // A folded change whose old state is older than the stored one still unindexes the stored node.
+  apply_volume_change(v, fold_volume_changes(volume_attachment_change(nullptr, a1),
+                                             volume_attachment_change(a1, attachment("a", "n3", "pv-a"))));
+  EXPECT_EQ(on_node(v, "n2"), (std::vector<std::string>{"c"}));
+  EXPECT_EQ(on_node(v, "n3"), (std::vector<std::string>{"a"}));
+
+  apply_volume_change(v, volume_attachment_change(v.attachments.get("a"), nullptr));
+  apply_volume_change(v, volume_attachment_change(b1_next, nullptr));
+  EXPECT_EQ(v.attachments_on("n1"), nullptr);
+  EXPECT_EQ(v.attachments_on("n3"), nullptr);
+  EXPECT_EQ(on_node(v, "n2"), (std::vector<std::string>{"c"}));
+  EXPECT_EQ(v.attachments_by_node.size(), 1u);
+  apply_volume_change(v, volume_attachment_change(c2, nullptr));
+  EXPECT_TRUE(v.empty());
+  EXPECT_TRUE(v.attachments_by_node.empty());
 }
 
 }  // namespace
