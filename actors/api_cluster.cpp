@@ -383,6 +383,7 @@ void start_informers(api_self self) {
       case volume_change::csi_node: h = on_storage_delta<volume_change::csi_node>; break;
       case volume_change::csi_driver: h = on_storage_delta<volume_change::csi_driver>; break;
       case volume_change::csi_storage_capacity: h = on_storage_delta<volume_change::csi_storage_capacity>; break;
+      case volume_change::volume_attachment: h = on_storage_delta<volume_change::volume_attachment>; break;
     }
     add_reflector(self, {k.path, k.name, k.item, k.list, "", ""}, h);
   }

@@ -175,8 +175,9 @@ bool to_framework_event(const cluster_change& ch, fw::cluster_event& ev, fw::eve
     case t::volume: {
       // A storage object's add, update or delete (kube's PersistentVolumeClaimAdd, ...).
       static constexpr fw::event_resource by_kind[] = {
-        fw::event_resource::pv,       fw::event_resource::pvc,        fw::event_resource::storage_class,
-        fw::event_resource::csi_node, fw::event_resource::csi_driver, fw::event_resource::csi_storage_capacity};
+        fw::event_resource::pv,         fw::event_resource::pvc,        fw::event_resource::storage_class,
+        fw::event_resource::csi_node,   fw::event_resource::csi_driver, fw::event_resource::csi_storage_capacity,
+        fw::event_resource::volume_attachment};
       const volume_change& v = *ch.volume;
       uint32_t a = !v.has_old() ? fw::act_add : !v.has_new() ? fw::act_delete : fw::act_update;
       ev = {by_kind[v.kind], a, v.label()};

@@ -19,6 +19,8 @@ const std::vector<storage_kind>& storage_kinds() {
      &k8s::core::PersistentVolume::default_instance(), &k8s::core::PersistentVolumeList::default_instance()},
     {volume_change::pvc, "/api/v1/persistentvolumeclaims", "PersistentVolumeClaim",
      &k8s::core::PersistentVolumeClaim::default_instance(), &k8s::core::PersistentVolumeClaimList::default_instance()},
+    {volume_change::volume_attachment, "/apis/storage.k8s.io/v1/volumeattachments", "VolumeAttachment",
+     &k8s::storage::VolumeAttachment::default_instance(), &k8s::storage::VolumeAttachmentList::default_instance()},
   };
   return kinds;
 }
@@ -67,6 +69,9 @@ result<std::optional<volume_change>> storage_delta(const volume_objects& v, volu
     case volume_change::csi_storage_capacity:
       return delta_of<k8s::storage::CSIStorageCapacity>(v.capacities, deleted, obj, &compile_csi_storage_capacity,
                                                         &capacity_change, true);
+    case volume_change::volume_attachment:
+      return delta_of<k8s::storage::VolumeAttachment>(v.attachments, deleted, obj, &compile_volume_attachment,
+                                                      &volume_attachment_change, false);
   }
   return std::optional<volume_change>{};
 }

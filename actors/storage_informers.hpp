@@ -1,7 +1,7 @@
 #pragma once
 // storage_informers: what the API cluster source needs to watch the storage kinds the volume
 // plugins read (PersistentVolumes, claims, StorageClasses, CSINodes, CSIDrivers,
-// CSIStorageCapacities) and to write VolumeBinding's PreBind: the collections, and each delta
+// CSIStorageCapacities, VolumeAttachments) and to write VolumeBinding's PreBind: the collections, and each delta
 // compiled into a volume_change against the objects the source holds. Plain data, no CAF.
 #include <memory>
 #include <optional>
@@ -23,7 +23,7 @@ struct storage_kind {
   const google::protobuf::Message* list;
 };
 
-// The six kinds, in the order their informers start.
+// The seven kinds, in the order their informers start.
 const std::vector<storage_kind>& storage_kinds();
 
 // One informer delta of `kind` (a delete carries the last state) as a change of `v`: nullopt when

@@ -1,5 +1,7 @@
 #include "cache/volume_objects.hpp"
 
+#include <algorithm>
+
 #include "cache/pod_info.hpp"
 #include "messages/k8s/core.pb.h"
 #include "messages/k8s/storage.pb.h"
@@ -333,6 +335,17 @@ result<csi_storage_capacity_info_ptr> compile_csi_storage_capacity(
   return csi_storage_capacity_info_ptr(std::move(info));
 }
 
+result<volume_attachment_info_ptr> compile_volume_attachment(std::shared_ptr<const k8s::storage::VolumeAttachment> a) {
+  auto info = std::make_shared<volume_attachment_info>();
+  info->name = a->metadata().name();
+  info->attacher = a->spec().attacher();
+  info->node_name = a->spec().node_name();
+  const auto& source = a->spec().source();
+  if (source.has_persistent_volume_name()) info->pv_name = source.persistent_volume_name();
+  info->attachment = std::move(a);
+  return volume_attachment_info_ptr(std::move(info));
+}
+
 namespace {
 
 template <class T>
@@ -352,6 +365,39 @@ std::string class_key(const storage_class_info& v) { return v.name; }
 std::string csi_node_key(const csi_node_info& v) { return v.name; }
 std::string csi_driver_key(const csi_driver_info& v) { return v.name; }
 std::string capacity_key(const csi_storage_capacity_info& v) { return v.ns + "/" + v.name; }
+std::string attachment_key(const volume_attachment_info& v) { return v.name; }
+
+// `node`'s list of attachments without `name`, and with `put` when given (kept sorted by name).
+void reindex_node(object_table<node_attachments>& index, const std::string& node, const std::string& name,
+                  const volume_attachment_info_ptr& put) {
+  const node_attachments* cur = index.find(node);
+  auto next = std::make_shared<node_attachments>();
+  next->items.reserve((cur ? cur->items.size() : 0) + 1);
+  if (cur)
+    for (const auto& a : cur->items)
+      if (a->name != name) next->items.push_back(a);
+  if (put) {
+    auto at = std::lower_bound(next->items.begin(), next->items.end(), put->name,
+                               [](const volume_attachment_info_ptr& a, const std::string& n) { return a->name < n; });
+    next->items.insert(at, put);
+  }
+  if (next->items.empty())
+    index.erase(node);
+  else
+    index.put(node, std::move(next));
+}
+
+void apply_attachment(volume_objects& v, const volume_attachment_info_ptr& old_obj,
+                      const volume_attachment_info_ptr& new_obj) {
+  // The index holds what the table holds, so the table's entry says which node to unindex (a
+  // folded change's old state may be older than that).
+  const std::string name = new_obj ? new_obj->name : old_obj->name;
+  volume_attachment_info_ptr stored = v.attachments.get(name);
+  apply_one(v.attachments, old_obj, new_obj, &attachment_key);
+  if (stored && (!new_obj || stored->node_name != new_obj->node_name))
+    reindex_node(v.attachments_by_node, stored->node_name, name, nullptr);
+  if (new_obj) reindex_node(v.attachments_by_node, new_obj->node_name, name, new_obj);
+}
 
 }  // namespace
 
@@ -365,6 +411,9 @@ void apply_volume_change(volume_objects& v, const volume_change& ch) {
       return apply_one(v.csi_drivers, ch.old_csi_driver, ch.new_csi_driver, &csi_driver_key);
     case volume_change::csi_storage_capacity:
       return apply_one(v.capacities, ch.old_capacity, ch.new_capacity, &capacity_key);
+    case volume_change::volume_attachment:
+      if (ch.old_attachment || ch.new_attachment) apply_attachment(v, ch.old_attachment, ch.new_attachment);
+      return;
   }
 }
 
@@ -381,6 +430,7 @@ std::string volume_change::label() const {
     case csi_node: kind_name = "CSINode"; break;
     case csi_driver: kind_name = "CSIDriver"; break;
     case csi_storage_capacity: kind_name = "CSIStorageCapacity"; break;
+    case volume_attachment: kind_name = "VolumeAttachment"; break;
   }
   return std::string(kind_name) + (!has_old() ? "Add" : !has_new() ? "Delete" : "Update");
 }
@@ -433,6 +483,14 @@ volume_change capacity_change(csi_storage_capacity_info_ptr old_obj, csi_storage
   return ch;
 }
 
+volume_change volume_attachment_change(volume_attachment_info_ptr old_obj, volume_attachment_info_ptr new_obj) {
+  volume_change ch;
+  ch.kind = volume_change::volume_attachment;
+  ch.key = "va:" + attachment_key(new_obj ? *new_obj : *old_obj);
+  ch.old_attachment = std::move(old_obj), ch.new_attachment = std::move(new_obj);
+  return ch;
+}
+
 volume_change fold_volume_changes(const volume_change& first, const volume_change& latest) {
   volume_change out = latest;
   out.old_pv = first.old_pv;
@@ -441,6 +499,7 @@ volume_change fold_volume_changes(const volume_change& first, const volume_chang
   out.old_csi_node = first.old_csi_node;
   out.old_csi_driver = first.old_csi_driver;
   out.old_capacity = first.old_capacity;
+  out.old_attachment = first.old_attachment;
   return out;
 }
 

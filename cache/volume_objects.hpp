@@ -1,7 +1,8 @@
 #pragma once
 // The storage objects the volume plugins read (VolumeBinding, VolumeZone, VolumeRestrictions,
 // NodeVolumeLimits): PersistentVolumes, PersistentVolumeClaims, StorageClasses, CSINodes,
-// CSIDrivers and CSIStorageCapacities, compiled once from their API objects and immutable after.
+// CSIDrivers, CSIStorageCapacities and VolumeAttachments, compiled once from their API objects and
+// immutable after.
 //
 // They travel inside cluster_objects, in object_tables: a copy shares all but the one shard a
 // change touches, so a cluster with thousands of claims publishes a claim's change in O(shard),
@@ -30,6 +31,7 @@ class StorageClass;
 class CSINode;
 class CSIDriver;
 class CSIStorageCapacity;
+class VolumeAttachment;
 }  // namespace k8s::storage
 
 namespace kas {
@@ -171,6 +173,25 @@ struct csi_storage_capacity_info {
   std::optional<int64_t> maximum_volume_size_bytes;
 };
 
+// A VolumeAttachment: the attach/detach controller's record that a volume is (being) attached to
+// a node. NodeVolumeLimits counts them against the attacher's limit on that node.
+struct volume_attachment_info {
+  std::shared_ptr<const k8s::storage::VolumeAttachment> attachment;
+  std::string name;
+  std::string attacher;   // spec.attacher: the CSI driver
+  std::string node_name;  // spec.nodeName
+  // spec.source.persistentVolumeName; nullopt for an inline volume's attachment.
+  std::optional<std::string> pv_name;
+};
+using volume_attachment_info_ptr = std::shared_ptr<const volume_attachment_info>;
+
+// The VolumeAttachments of one node, by name: what NodeVolumeLimits' Filter reads per node (kube
+// indexes the informer by spec.nodeName for the same reason). apply_volume_change keeps it in step
+// with volume_objects::attachments.
+struct node_attachments {
+  std::vector<volume_attachment_info_ptr> items;  // sorted by name
+};
+
 using pv_info_ptr = std::shared_ptr<const pv_info>;
 using pvc_info_ptr = std::shared_ptr<const pvc_info>;
 using storage_class_info_ptr = std::shared_ptr<const storage_class_info>;
@@ -189,6 +210,9 @@ result<csi_node_info_ptr> compile_csi_node(std::shared_ptr<const k8s::storage::C
 result<csi_driver_info_ptr> compile_csi_driver(std::shared_ptr<const k8s::storage::CSIDriver> d);
 result<csi_storage_capacity_info_ptr> compile_csi_storage_capacity(
   std::shared_ptr<const k8s::storage::CSIStorageCapacity> c);
+// Never fails: an attachment without attacher or volume name is kept, and Filter skips it as kube
+// does (the apiserver's checks are the manifest loader's, validate_storage_object).
+result<volume_attachment_info_ptr> compile_volume_attachment(std::shared_ptr<const k8s::storage::VolumeAttachment> a);
 
 // --- object_table -------------------------------------------------------------------------------
 
@@ -266,7 +290,8 @@ private:
 };
 
 // Every storage object, keyed as the listers key them: cluster-scoped kinds by name, namespaced
-// kinds (claims, capacities) by "ns/name".
+// kinds (claims, capacities) by "ns/name". Change `attachments` only through apply_volume_change,
+// which keeps `attachments_by_node` in step.
 struct volume_objects {
   object_table<pv_info> pvs;
   object_table<pvc_info> pvcs;
@@ -274,6 +299,8 @@ struct volume_objects {
   object_table<csi_node_info> csi_nodes;
   object_table<csi_driver_info> csi_drivers;
   object_table<csi_storage_capacity_info> capacities;
+  object_table<volume_attachment_info> attachments;
+  object_table<node_attachments> attachments_by_node;  // by spec.nodeName
 
   const pvc_info* claim(std::string_view ns, std::string_view name) const {
     std::string key;
@@ -285,16 +312,18 @@ struct volume_objects {
   const storage_class_info* storage_class(std::string_view name) const { return classes.find(name); }
   const csi_node_info* csi_node(std::string_view node) const { return csi_nodes.find(node); }
   const csi_driver_info* csi_driver(std::string_view name) const { return csi_drivers.find(name); }
+  // The attachments whose spec.nodeName is `node`; null when it has none.
+  const node_attachments* attachments_on(std::string_view node) const { return attachments_by_node.find(node); }
   bool empty() const {
     return pvs.empty() && pvcs.empty() && classes.empty() && csi_nodes.empty() && csi_drivers.empty() &&
-           capacities.empty();
+           capacities.empty() && attachments.empty();
   }
 };
 
 // A change to one storage object: what the queue turns into a framework event
 // (PersistentVolumeClaimAdd, ...), with the compiled old and new objects for QueueingHints.
 struct volume_change {
-  enum kind_t : uint8_t { pv, pvc, storage_class, csi_node, csi_driver, csi_storage_capacity };
+  enum kind_t : uint8_t { pv, pvc, storage_class, csi_node, csi_driver, csi_storage_capacity, volume_attachment };
   kind_t kind = pv;
   // The object's identity across kinds: a kind letter and its table key ("c:default/data-0").
   std::string key;
@@ -305,9 +334,14 @@ struct volume_change {
   csi_node_info_ptr old_csi_node, new_csi_node;
   csi_driver_info_ptr old_csi_driver, new_csi_driver;
   csi_storage_capacity_info_ptr old_capacity, new_capacity;
+  volume_attachment_info_ptr old_attachment, new_attachment;
 
-  bool has_old() const { return old_pv || old_pvc || old_class || old_csi_node || old_csi_driver || old_capacity; }
-  bool has_new() const { return new_pv || new_pvc || new_class || new_csi_node || new_csi_driver || new_capacity; }
+  bool has_old() const {
+    return old_pv || old_pvc || old_class || old_csi_node || old_csi_driver || old_capacity || old_attachment;
+  }
+  bool has_new() const {
+    return new_pv || new_pvc || new_class || new_csi_node || new_csi_driver || new_capacity || new_attachment;
+  }
   // kube's event label: "PersistentVolumeClaimAdd", "StorageClassUpdate", "CSINodeDelete", ...
   std::string label() const;
 };
@@ -320,6 +354,7 @@ volume_change storage_class_change(storage_class_info_ptr old_obj, storage_class
 volume_change csi_node_change(csi_node_info_ptr old_obj, csi_node_info_ptr new_obj);
 volume_change csi_driver_change(csi_driver_info_ptr old_obj, csi_driver_info_ptr new_obj);
 volume_change capacity_change(csi_storage_capacity_info_ptr old_obj, csi_storage_capacity_info_ptr new_obj);
+volume_change volume_attachment_change(volume_attachment_info_ptr old_obj, volume_attachment_info_ptr new_obj);
 // `first`'s old state with `latest`'s new state: two waiting changes of one object folded.
 volume_change fold_volume_changes(const volume_change& first, const volume_change& latest);
 

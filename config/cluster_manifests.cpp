@@ -75,6 +75,7 @@ constexpr kind_spec known_kinds[] = {
   {"CSINode", "storage.k8s.io", "storage.k8s.io/v1", false},
   {"CSIDriver", "storage.k8s.io", "storage.k8s.io/v1", false},
   {"CSIStorageCapacity", "storage.k8s.io", "storage.k8s.io/v1", true},
+  {"VolumeAttachment", "storage.k8s.io", "storage.k8s.io/v1", false},
 };
 
 const kind_spec* find_kind(std::string_view kind) {
@@ -156,7 +157,8 @@ template <class T>
 constexpr bool is_storage_kind =
   std::is_same_v<T, k8s::core::PersistentVolume> || std::is_same_v<T, k8s::core::PersistentVolumeClaim> ||
   std::is_same_v<T, k8s::storage::StorageClass> || std::is_same_v<T, k8s::storage::CSINode> ||
-  std::is_same_v<T, k8s::storage::CSIDriver> || std::is_same_v<T, k8s::storage::CSIStorageCapacity>;
+  std::is_same_v<T, k8s::storage::CSIDriver> || std::is_same_v<T, k8s::storage::CSIStorageCapacity> ||
+  std::is_same_v<T, k8s::storage::VolumeAttachment>;
 
 class loader {
 public:
@@ -267,6 +269,7 @@ private:
     if (kind == "CSINode") return decode_into(n, o, out_.csi_nodes);
     if (kind == "CSIDriver") return decode_into(n, o, out_.csi_drivers);
     if (kind == "CSIStorageCapacity") return decode_into(n, o, out_.csi_storage_capacities);
+    if (kind == "VolumeAttachment") return decode_into(n, o, out_.volume_attachments);
     return decode_workload(n, o);
   }
 
@@ -422,7 +425,8 @@ status_or_error check_unique_storage_objects(const cluster_manifests& m, uniquen
   if (auto s = add_all(m.storage_classes, u); !s) return s;
   if (auto s = add_all(m.csi_nodes, u); !s) return s;
   if (auto s = add_all(m.csi_drivers, u); !s) return s;
-  return add_all(m.csi_storage_capacities, u);
+  if (auto s = add_all(m.csi_storage_capacities, u); !s) return s;
+  return add_all(m.volume_attachments, u);
 }
 
 status_or_error check_unique_objects(const cluster_manifests& m, uniqueness& u) {

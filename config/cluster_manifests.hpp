@@ -48,7 +48,8 @@ struct cluster_manifests {
   std::vector<std::pair<std::shared_ptr<const k8s::storage::CSIDriver>, manifest_origin>> csi_drivers;
   std::vector<std::pair<std::shared_ptr<const k8s::storage::CSIStorageCapacity>, manifest_origin>>
     csi_storage_capacities;
-  std::vector<std::string> warnings;  // kinds the scheduler does not use (VolumeAttachment, ...), skipped
+  std::vector<std::pair<std::shared_ptr<const k8s::storage::VolumeAttachment>, manifest_origin>> volume_attachments;
+  std::vector<std::string> warnings;  // kinds the scheduler does not use (Deployment, ...), skipped
 };
 
 // Reads and decodes every file, in order. Errors: missing file, invalid YAML/JSON (with line), a

@@ -294,6 +294,18 @@ status_or_error validate_storage_object(const k8s::storage::CSIStorageCapacity& 
   return check_storage_meta(c.metadata(), true);
 }
 
+// ValidateVolumeAttachment, for what the scheduler reads: the attacher as ValidateCSIDriverName
+// has it, and the node.
+status_or_error validate_storage_object(const k8s::storage::VolumeAttachment& a) {
+  if (auto s = check_storage_meta(a.metadata(), false); !s) return s;
+  const std::string& attacher = a.spec().attacher();
+  if (attacher.empty()) return at("spec.attacher", "Required value");
+  if (attacher.size() > 63) return at("spec.attacher", "Too long: may not be more than 63 bytes");
+  if (auto why = csi_driver_name_problem(attacher); !why.empty()) return invalid_value("spec.attacher", attacher, why);
+  if (a.spec().node_name().empty()) return at("spec.nodeName", "Required value");
+  return ok_t{};
+}
+
 namespace {
 
 // Compiles each object of one kind into `table` under key(info). A second object under one key is
@@ -322,6 +334,14 @@ status_or_error compile_volumes(const cluster_manifests& m, cluster_objects& obj
   if (auto s = compile_into(m.csi_drivers, compile_csi_driver, by_name, v.csi_drivers); !s) return s;
   if (auto s = compile_into(m.csi_storage_capacities, compile_csi_storage_capacity, by_ns_name, v.capacities); !s)
     return s;
+  // Through apply_volume_change, which indexes them by node as well.
+  for (const auto& [obj, o] : m.volume_attachments) {
+    auto info = compile_volume_attachment(obj);
+    if (!info) return error{o.describe() + ": " + info.err().message};
+    if (v.attachments.find((*info)->name))
+      return error{o.describe() + ": VolumeAttachment " + (*info)->name + " is defined twice"};
+    apply_volume_change(v, volume_attachment_change(nullptr, std::move(*info)));
+  }
   v.pvcs.for_each([&objs](const pvc_info& c) { add_implicit_namespace(objs, c.ns); });
   v.capacities.for_each([&objs](const csi_storage_capacity_info& c) { add_implicit_namespace(objs, c.ns); });
   return ok_t{};

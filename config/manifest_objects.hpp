@@ -56,12 +56,16 @@ status_or_error validate_storage_object(const k8s::storage::StorageClass& sc);
 status_or_error validate_storage_object(const k8s::storage::CSINode& n);
 status_or_error validate_storage_object(const k8s::storage::CSIDriver& d);
 status_or_error validate_storage_object(const k8s::storage::CSIStorageCapacity& c);
+// A VolumeAttachment's spec is checked here too (compile_volume_attachment takes any): the
+// attacher (a CSI driver name) and spec.nodeName are required.
+status_or_error validate_storage_object(const k8s::storage::VolumeAttachment& a);
 
 // Namespace labels, workload selectors, PodDisruptionBudgets and the storage objects (volumes).
 // `pods` are the compiled, non-terminal pods (bound and pending); PDBs without a status get the
 // disruptionsAllowed the disruption controller would compute from them. Each storage object is
 // compiled (cache/volume_objects.hpp) and keyed as the listers key it: PersistentVolumes,
-// StorageClasses, CSINodes and CSIDrivers by name, claims and CSIStorageCapacities by "ns/name".
+// StorageClasses, CSINodes, CSIDrivers and VolumeAttachments by name, claims and
+// CSIStorageCapacities by "ns/name".
 // Errors name the object's origin and the field path; a second object under one key is an error.
 result<cluster_objects_ptr> compile_objects(const cluster_manifests& m, const std::vector<pod_info_ptr>& pods);
 

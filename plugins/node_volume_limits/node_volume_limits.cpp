@@ -60,6 +60,22 @@ const cluster_objects* objects_of(const fw::cycle_state& state, const pre_filter
   return nullptr;
 }
 
+// kube's getNodeVolumeAttachmentInfo: the node's attachments of CSI persistent volumes, as unique
+// volume name -> attacher. Attachments without an attacher, of an inline volume, of a PV that is
+// gone or of a PV that is not CSI are not counted.
+std::unordered_map<std::string, std::string> attachments_on(const volume_objects& objects, const std::string& node) {
+  std::unordered_map<std::string, std::string> out;
+  const node_attachments* on_node = objects.attachments_on(node);
+  if (!on_node) return out;
+  for (const auto& a : on_node->items) {
+    if (a->attacher.empty() || !a->pv_name) continue;
+    const pv_info* pv = objects.volume(*a->pv_name);
+    if (!pv || pv->source.kind != volume_source::csi) continue;
+    out.emplace(unique_name(a->attacher, pv->source.id), a->attacher);
+  }
+  return out;
+}
+
 }  // namespace
 
 // Counts on one node. `exceeded_driver` is set when the pod does not fit.
@@ -206,6 +222,11 @@ node_volume_limits::verdict node_volume_limits::count_on_node(const std::vector<
     added.erase(name);  // a volume the node already uses is not attached again
     ++attached_count[driver];
   }
+  // Attachments no pod on the node accounts for. As in kube, a volume the pod brings is not taken
+  // off `added` when it is attached already: it counts twice.
+  auto attachments = attachments_on(objects, node.name);
+  for (const auto& [name, attacher] : attachments)
+    if (!attached.count(name)) ++attached_count[attacher];
   for (const auto& [name, driver] : added) ++added_count[driver];
   for (const auto& [driver, n] : added_count) {
     auto limit = limits.find(driver);
@@ -257,9 +278,10 @@ std::vector<fw::cluster_event_with_hint> node_volume_limits::events_to_register(
     if (!ch || ch->kind != volume_change::pvc) return fw::queueing_hint::queue;
     return h::claim_added(pod, ch->new_pvc.get());
   };
-  // The storage objects carry no VolumeAttachments (yet), so the attacher is unknown here.
-  auto attachment_deleted = [](const pod_info& pod, const fw::event_objects&) {
-    return h::volume_attachment_deleted(pod, std::nullopt);
+  auto attachment_deleted = [](const pod_info& pod, const fw::event_objects& o) {
+    const volume_change* ch = o.volume;
+    if (!ch || ch->kind != volume_change::volume_attachment) return fw::queueing_hint::queue;
+    return h::volume_attachment_deleted(pod, ch->old_attachment.get());
   };
   return {
     // Any new CSINode may take pods its node rejected for lack of one: no hint.
@@ -327,7 +349,8 @@ fw::queueing_hint csi_node_updated(const pod_info&, const csi_node_info* old_nod
   return fw::queueing_hint::skip;
 }
 
-fw::queueing_hint volume_attachment_deleted(const pod_info& pod, std::optional<std::string_view> attacher) {
+fw::queueing_hint volume_attachment_deleted(const pod_info& pod, const volume_attachment_info* deleted) {
+  if (!deleted) return fw::queueing_hint::queue;
   for (const auto& v : pod.volumes) {
     // Any claim may be the detached volume's (kube does not resolve it).
     if (!v.claim_name.empty() && !v.ephemeral) return fw::queueing_hint::queue;
@@ -335,7 +358,7 @@ fw::queueing_hint volume_attachment_deleted(const pod_info& pod, std::optional<s
     // An inline volume kube cannot translate queues the pod too (kube returns the error with Queue).
     if (!csi_migration::inline_volume_handle(v.inline_source)) return fw::queueing_hint::queue;
     auto driver = csi_migration::csi_driver_of(csi_migration::in_tree_plugin(v.inline_source.kind));
-    if (!attacher || *attacher == driver) return fw::queueing_hint::queue;
+    if (deleted->attacher == driver) return fw::queueing_hint::queue;
   }
   return fw::queueing_hint::skip;
 }

@@ -4,7 +4,9 @@
 //   kube can translate to CSI; otherwise resolves the pod's own volumes (claim -> PV -> CSI driver
 //   and handle, an unbound claim through its StorageClass's provisioner) once for the cycle.
 // - Filter: per CSI driver, the unique volumes the pod adds to the node plus the unique volumes
-//   the node's pods already use must stay within the CSINode's drivers[].allocatable.count.
+//   the node's pods already use must stay within the CSINode's drivers[].allocatable.count. The
+//   node's VolumeAttachments count too (under their attacher), unless a pod there uses the volume:
+//   a volume still attached after its pod left, or attached before its pod arrives, takes a slot.
 //   In-tree AWS EBS / GCE PD / Azure Disk / Cinder (and Portworx, by StorageClass) volumes count
 //   under the CSI driver they migrate to, on nodes that have a CSINode.
 // - QueueingHints: CSINode add/update (a limit raised), assigned pod delete, claim add,
@@ -119,10 +121,10 @@ fw::queueing_hint assigned_pod_deleted(const pod_info& pod, const pod_info* dele
 fw::queueing_hint claim_added(const pod_info& pod, const pvc_info* added);
 // isSchedulableAfterCSINodeUpdated: some driver's allocatable count went up (absent counts as 0).
 fw::queueing_hint csi_node_updated(const pod_info& pod, const csi_node_info* old_node, const csi_node_info* new_node);
-// isSchedulableAfterVolumeAttachmentDeleted. `attacher`: the deleted attachment's
-// spec.attacher; nullopt when the event does not carry the object, and then any migratable
-// inline volume queues the pod.
-fw::queueing_hint volume_attachment_deleted(const pod_info& pod, std::optional<std::string_view> attacher);
+// isSchedulableAfterVolumeAttachmentDeleted: the pod has a claim (any claim: kube does not
+// resolve it to the detached volume), or an inline volume migrating to the deleted attachment's
+// attacher. Null `deleted` (an event without its object) queues, as kube does.
+fw::queueing_hint volume_attachment_deleted(const pod_info& pod, const volume_attachment_info* deleted);
 }  // namespace node_volume_limits_hints
 
 }  // namespace kas::plugins

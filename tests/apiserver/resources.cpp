@@ -58,6 +58,8 @@ std::vector<kind_info> build() {
                    &k8s::storage::CSIDriver::default_instance()));
   v.push_back(make("storage.k8s.io", "csistoragecapacities", "CSIStorageCapacity", true, false, {},
                    &k8s::storage::CSIStorageCapacity::default_instance()));
+  v.push_back(make("storage.k8s.io", "volumeattachments", "VolumeAttachment", false, true, {},
+                   &k8s::storage::VolumeAttachment::default_instance()));
   return v;
 }
 

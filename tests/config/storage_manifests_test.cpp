@@ -1,5 +1,5 @@
 // The storage kinds in `simulate` manifests (PersistentVolume, PersistentVolumeClaim, StorageClass,
-// CSINode, CSIDriver, CSIStorageCapacity and their Lists): each shape kubectl prints loads into
+// CSINode, CSIDriver, CSIStorageCapacity, VolumeAttachment and their Lists): each shape kubectl prints loads into
 // cluster_objects::volumes under the listers' keys, and every bad input is one error naming the
 // file, the document (and List item) and the field path.
 #include <unistd.h>
@@ -365,18 +365,34 @@ TEST(StorageManifests, ClusterScopedKindsIgnoreNamespace) {
     << c.err().message;
 }
 
-// VolumeAttachment stays skipped: no plugin reads it yet.
-TEST(StorageManifests, VolumeAttachmentSkipped) {
+// VolumeAttachments load (NodeVolumeLimits counts them), a typed List too, with a namespace
+// dropped as for any cluster-scoped kind, and land in the table and the per-node index.
+TEST(StorageManifests, VolumeAttachments) {
   std::string f = temp_file("va.yaml", "apiVersion: storage.k8s.io/v1\nkind: VolumeAttachment\nmetadata: {name: va}\n"
-                                       "spec: {attacher: d, nodeName: n1, source: {persistentVolumeName: pv1}}\n"
-                                       "---\napiVersion: storage.k8s.io/v1\nkind: VolumeAttachmentList\nitems: []\n");
+                                       "spec: {attacher: ebs.csi.aws.com, nodeName: n1, source: {persistentVolumeName: "
+                                       "pv1}}\nstatus: {attached: true}\n"
+                                       "---\napiVersion: storage.k8s.io/v1\nkind: VolumeAttachmentList\nitems:\n"
+                                       "- metadata: {name: vb, namespace: x}\n"
+                                       "  spec: {attacher: ebs.csi.aws.com, nodeName: n1, source: {}}\n");
   auto m = load_manifests({f});
   ASSERT_TRUE(m.ok()) << m.err().message;
-  ASSERT_EQ(m->warnings.size(), 2u);
-  EXPECT_EQ(m->warnings[0], f + ": document 1 (VolumeAttachment va): kind VolumeAttachment is not used by the "
-                                "scheduler; skipped");
-  EXPECT_EQ(m->warnings[1], f + ": document 2 (VolumeAttachmentList): kind VolumeAttachmentList is not used by "
-                                "the scheduler; skipped");
+  EXPECT_TRUE(m->warnings.empty()) << m->warnings[0];
+  ASSERT_EQ(m->volume_attachments.size(), 2u);
+  EXPECT_EQ(m->volume_attachments[1].second.describe(), f + ": document 2 item 1 (VolumeAttachment vb)");
+  EXPECT_EQ(m->volume_attachments[1].first->metadata().namespace_(), "");
+  auto c = compile_cluster(*m);
+  ASSERT_TRUE(c.ok()) << c.err().message;
+  const volume_objects& v = c->objects->volumes;
+  ASSERT_EQ(v.attachments.size(), 2u);
+  const volume_attachment_info* va = v.attachments.find("va");
+  ASSERT_NE(va, nullptr);
+  EXPECT_EQ(va->attacher, "ebs.csi.aws.com");
+  EXPECT_EQ(va->node_name, "n1");
+  EXPECT_EQ(va->pv_name, std::optional<std::string>("pv1"));
+  EXPECT_FALSE(v.attachments.find("vb")->pv_name.has_value());
+  ASSERT_NE(v.attachments_on("n1"), nullptr);
+  ASSERT_EQ(v.attachments_on("n1")->items.size(), 2u);
+  EXPECT_EQ(v.attachments_on("n1")->items[0]->name, "va");
 }
 
 // Unknown fields of the storage kinds are found (messages/schema covers core/v1 and storage/v1).
@@ -546,6 +562,22 @@ std::vector<error_case> error_cases() {
     {"csidriver_bad_name", "apiVersion: storage.k8s.io/v1\nkind: CSIDriver\nmetadata: {name: -driver}\n",
      {"FILE: document 1 (CSIDriver -driver): metadata.name: Invalid value: \"-driver\": must consist of alphanumeric "
       "characters"}},
+    {"volumeattachment_without_attacher",
+     "apiVersion: storage.k8s.io/v1\nkind: VolumeAttachment\nmetadata: {name: va}\nspec: {nodeName: n1}\n",
+     {"FILE: document 1 (VolumeAttachment va): spec.attacher: Required value"}},
+    {"volumeattachment_bad_attacher",
+     "apiVersion: storage.k8s.io/v1\nkind: VolumeAttachment\nmetadata: {name: va}\n"
+     "spec: {attacher: -d, nodeName: n1}\n",
+     {"FILE: document 1 (VolumeAttachment va): spec.attacher: Invalid value: \"-d\": must consist of alphanumeric"}},
+    {"volumeattachment_without_node",
+     "apiVersion: storage.k8s.io/v1\nkind: VolumeAttachment\nmetadata: {name: va}\nspec: {attacher: d.io}\n",
+     {"FILE: document 1 (VolumeAttachment va): spec.nodeName: Required value"}},
+    {"duplicate_volume_attachment",
+     "apiVersion: storage.k8s.io/v1\nkind: VolumeAttachment\nmetadata: {name: va}\n"
+     "spec: {attacher: d.io, nodeName: n1}\n---\n"
+     "apiVersion: storage.k8s.io/v1\nkind: VolumeAttachment\nmetadata: {name: va}\n"
+     "spec: {attacher: d.io, nodeName: n2}\n",
+     {"FILE: document 2 (VolumeAttachment va): VolumeAttachment \"va\" is already defined in FILE: document 1"}},
     {"pvc_error_in_list_item",
      "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: PersistentVolumeClaim\n  metadata: {name: ok}\n"
      "- apiVersion: v1\n  kind: PersistentVolumeClaim\n  metadata: {name: bad, namespace: x}\n"

@@ -1,7 +1,7 @@
 // Fuzz target: an apiserver response body (client/api_wire.hpp): a List, as the informers' list
 // calls read it, and the metav1.Status of an error response. The first byte picks the encoding.
 // The storage informers compile each listed object (cache/volume_objects.hpp) before the cache
-// sees it, so the storage Lists' items go through compile_pv ... compile_csi_storage_capacity too.
+// sees it, so the storage Lists' items go through compile_pv ... compile_volume_attachment too.
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -41,6 +41,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   decode_and_compile<k8s::storage::CSIDriverList, k8s::storage::CSIDriver>(body, e, &kas::compile_csi_driver);
   decode_and_compile<k8s::storage::CSIStorageCapacityList, k8s::storage::CSIStorageCapacity>(
     body, e, &kas::compile_csi_storage_capacity);
+  decode_and_compile<k8s::storage::VolumeAttachmentList, k8s::storage::VolumeAttachment>(
+    body, e, &kas::compile_volume_attachment);
   (void)to_string(decode_status(500, body, e));
   (void)encoding_of(body.substr(0, 64));
   return 0;

@@ -34,6 +34,9 @@ storage_class_info_ptr storage_class(std::string_view y) {
   return compiled<k8s::storage::StorageClass>(y, compile_storage_class);
 }
 csi_node_info_ptr csi_node(std::string_view y) { return compiled<k8s::storage::CSINode>(y, compile_csi_node); }
+volume_attachment_info_ptr attachment(std::string_view y) {
+  return compiled<k8s::storage::VolumeAttachment>(y, compile_volume_attachment);
+}
 
 struct objects_builder {
   cluster_objects objs;
@@ -42,6 +45,9 @@ struct objects_builder {
   void add(const pvc_info_ptr& p) { objs.volumes.pvcs.put(p->key(), p); }
   void add(const storage_class_info_ptr& s) { objs.volumes.classes.put(s->name, s); }
   void add(const csi_node_info_ptr& n) { objs.volumes.csi_nodes.put(n->name, n); }
+  void add(const volume_attachment_info_ptr& a) {
+    apply_volume_change(objs.volumes, volume_attachment_change(nullptr, a));
+  }
   snapshot snap() const { return snapshot().with_objects(std::make_shared<const cluster_objects>(objs), 1); }
 };
 
@@ -78,6 +84,16 @@ void add_upstream_volumes(objects_builder& b, const std::vector<std::string>& dr
   b.add(pvc(
     "metadata: {name: csi-6, namespace: default}\nspec: {storageClassName: csi-sc, volumeName: missing-in-action}"));
   b.add(storage_class("metadata: {name: " + std::string(sc_name) + "}\nprovisioner: \"" + drivers.front() + "\""));
+}
+
+// getFakeVolumeAttachmentLister: per driver, `count` attachments "va-<driver>-<j>" on the test node
+// of the PVs csi-<driver>-<j>.
+void add_upstream_attachments(objects_builder& b, int count, const std::vector<std::string>& drivers) {
+  for (const auto& d : drivers)
+    for (int j = 0; j < count; ++j)
+      b.add(attachment("metadata: {name: \"va-" + d + "-" + std::to_string(j) + "\"}\nspec: {nodeName: " +
+                       std::string(node_name) + ", attacher: \"" + d + "\", source: {persistentVolumeName: \"csi-" + d +
+                       "-" + std::to_string(j) + "\"}}"));
 }
 
 // getNodeWithPodAndVolumeLimits: "csinode" lists every driver with the limit,
@@ -136,6 +152,7 @@ struct csi_limits_case {
   int32_t max_vols = 0;
   std::vector<std::string> drivers;
   std::string limit_source;
+  int va_count = 0;  // attachments per driver (add_upstream_attachments)
   fw::code want_code = fw::code::success;
   std::string want_message;
   bool want_pre_filter_skip = false;
@@ -202,7 +219,17 @@ std::vector<csi_limits_case> csi_limits_cases() {
   const auto unsched = fw::code::unschedulable;
   const std::string exceed(node_volume_limits::err_reason_max_volume_count);
   const std::string missing = "looking up PVC test/abc-xyz: persistentvolumeclaims \"abc-xyz\" not found";
+  auto with_attachments = [](csi_limits_case c, int count) {
+    c.va_count = count;
+    return c;
+  };
   std::vector<csi_limits_case> cases = {
+    with_attachments(fails("should count VolumeAttachments towards volume limit when no pods exist", ebs_one, {}, {},
+                           2, ebs, "csinode", unsched, exceed),
+                     2),
+    with_attachments(
+      fits("should schedule pod when VolumeAttachments count does not exceed limit", ebs_one, {}, {}, 2, ebs, "csinode"),
+      1),
     fits("fits when node volume limit >= new pods CSI volume", ebs_one, {running, ebs_two}, {}, 4, ebs, "csinode"),
     fails("doesn't when node volume limit <= pods CSI volume", ebs_one, {running, ebs_two}, {}, 2, ebs, "csinode",
           unsched, exceed),
@@ -273,6 +300,7 @@ TEST(NodeVolumeLimits, CSILimits) {
     add_upstream_volumes(b, tc.drivers);
     for (const auto& extra : tc.extra_claims) b.add(extra);
     add_upstream_csi_node(b, tc.limit_source, tc.max_vols, tc.drivers);
+    add_upstream_attachments(b, tc.va_count, tc.drivers);
     auto snap = b.snap();
     auto node = node_from_yaml("metadata: {name: " + std::string(node_name) + "}", tc.existing);
     fw::cycle_state state;
@@ -352,6 +380,62 @@ TEST(NodeVolumeLimits, FilterWithoutPreFilterState) {
   EXPECT_EQ(pl->filter(state, *pod, *node).get_code(), fw::code::error);
   state.set_snapshot(snap);
   EXPECT_EQ(test::reasons(pl->filter(state, *pod, *node)), "node(s) exceed max volume count");
+}
+
+// Which of the node's VolumeAttachments count (kube's getNodeVolumeAttachmentInfo). With a limit
+// of 2, one counted attachment of csi-...-1 and the pod's one volume, one more counted volume is
+// too many.
+TEST(NodeVolumeLimits, VolumeAttachments) {
+  auto pl = make_plugin();
+  auto va = [](const std::string& name, const std::string& node, const std::string& attacher, const std::string& pv) {
+    std::string source = pv.empty() ? "{}" : "{persistentVolumeName: " + pv + "}";
+    return attachment("metadata: {name: " + name + "}\nspec: {nodeName: " + node + ", attacher: \"" + attacher +
+                      "\", source: " + source + "}");
+  };
+  const std::string ebs_pv1 = "csi-ebs.csi.aws.com-1", ebs_pv2 = "csi-ebs.csi.aws.com-2";
+  auto first = va("first", "n1", ebs_driver, ebs_pv1);
+  struct tc {
+    const char* name;
+    std::vector<volume_attachment_info_ptr> attachments;
+    std::vector<pod_info_ptr> on_node;
+    bool want_fit;
+  } cases[] = {
+    {"one attachment fits", {first}, {}, true},
+    {"a second CSI volume's attachment counts", {first, va("second", "n1", ebs_driver, ebs_pv2)}, {}, false},
+    {"an attachment without attacher is skipped", {first, va("second", "n1", "", ebs_pv2)}, {}, true},
+    {"an inline volume's attachment is skipped", {first, va("second", "n1", ebs_driver, "")}, {}, true},
+    {"an attachment of a missing PV is skipped", {first, va("second", "n1", ebs_driver, "gone")}, {}, true},
+    {"an attachment of a non-CSI PV is skipped", {first, va("second", "n1", ebs_driver, "in-tree")}, {}, true},
+    {"an attachment on another node is skipped", {first, va("second", "n2", ebs_driver, ebs_pv2)}, {}, true},
+    {"two attachments of one volume count once", {first, va("second", "n1", ebs_driver, ebs_pv1)}, {}, true},
+    {"an attachment counts under its attacher", {first, va("second", "n1", "other.csi.example.com", ebs_pv2)}, {},
+     true},
+    {"a volume a pod on the node uses counts once", {va("second", "n1", ebs_driver, ebs_pv2)},
+     {claims_pod("on-node", {ebs_pv2})}, true},
+    {"a volume a pod on the node uses still counts", {first, va("second", "n1", ebs_driver, ebs_pv2)},
+     {claims_pod("on-node", {ebs_pv2})}, false},
+  };
+  for (const auto& c : cases) {
+    objects_builder b;
+    add_upstream_volumes(b, {ebs_driver});
+    b.add(pv("metadata: {name: in-tree}\nspec: {awsElasticBlockStore: {volumeID: vol-1}}"));
+    b.add(csi_node(
+      "metadata: {name: n1}\nspec: {drivers: [{name: ebs.csi.aws.com, nodeID: n1, allocatable: {count: 2}}]}"));
+    for (const auto& a : c.attachments) b.add(a);
+    auto snap = b.snap();
+    auto node = node_from_yaml("metadata: {name: n1}", c.on_node);
+    auto pod = claims_pod("new", {"csi-ebs.csi.aws.com-0"});
+    fw::cycle_state state;
+    fw::pre_filter_result r;
+    ASSERT_TRUE(pl->pre_filter(state, *pod, snap, r).is_success()) << c.name;
+    auto s = pl->filter(state, *pod, *node);
+    EXPECT_EQ(s.is_success(), c.want_fit) << c.name << ": " << s.message();
+    if (!c.want_fit) {
+      EXPECT_EQ(test::reasons(s), "node(s) exceed max volume count") << c.name;
+      EXPECT_EQ(pl->explain(state, *pod, *node), "CSI driver ebs.csi.aws.com: 2 volume(s) in use + 1 new > limit 2")
+        << c.name;
+    }
+  }
 }
 
 TEST(NodeVolumeLimits, Translation) {
@@ -508,39 +592,44 @@ TEST(NodeVolumeLimits, CSILimitsDeletedVolumeAttachmentQHint) {
   const std::string claim = "{name: c, persistentVolumeClaim: {claimName: pvc1}}";
   const std::string aws = "{name: a, awsElasticBlockStore: {volumeID: test}}";
   const std::string gce = "{name: g, gcePersistentDisk: {pdName: test}}";
+  // Upstream's: a PV's attachment by test.storage.gke.io, an inline volume's by ebs.csi.aws.com.
+  auto gke_pv = attachment(
+    "metadata: {name: volumeattachment1}\n"
+    "spec: {nodeName: fake-node, attacher: test.storage.gke.io, source: {persistentVolumeName: pv1}}");
+  auto ebs_inline =
+    attachment("metadata: {name: volumeattachment1}\nspec: {nodeName: fake-node, attacher: ebs.csi.aws.com}");
   struct tc {
     const char* name;
     std::vector<std::string> volumes;
-    std::optional<std::string_view> attacher;
+    volume_attachment_info_ptr deleted;
     fw::queueing_hint want;
   } cases[] = {
-    {"a pod has PVC when VolumeAttachment is deleting", {claim}, "test.storage.gke.io", fw::queueing_hint::queue},
+    {"a pod has PVC when VolumeAttachment is deleting", {claim}, gke_pv, fw::queueing_hint::queue},
     {"a pod has an Inline Migratable volume (AWSEBSDriver) when VolumeAttachment (AWSEBSDriver) is deleting (match)",
      {aws},
-     "ebs.csi.aws.com",
+     ebs_inline,
      fw::queueing_hint::queue},
     {"a pod has an Inline Migratable volume (GCEPDDriver) when VolumeAttachment (AWSEBSDriver) is deleting (no match)",
      {gce},
-     "ebs.csi.aws.com",
+     ebs_inline,
      fw::queueing_hint::skip},
     {"a pod has an Inline Migratable volume (AWSEBSDriver) and PVC when VolumeAttachment (AWSEBSDriver) is deleting",
      {aws, claim},
-     "ebs.csi.aws.com",
+     ebs_inline,
      fw::queueing_hint::queue},
     {"a pod has an Inline Migratable volume (AWSEBSDriver) and PVC when VolumeAttachment (AWSEBSDriver)  is deleting",
      {aws, claim},
-     "test.storage.gke.io",
+     gke_pv,
      fw::queueing_hint::queue},
-    {"a pod has no PVC when VolumeAttachment is deleting", {}, "test.storage.gke.io", fw::queueing_hint::skip},
-    // The events carry no VolumeAttachment object here: any migratable inline volume may match.
-    {"attacher unknown: an inline migratable volume queues", {gce}, std::nullopt, fw::queueing_hint::queue},
-    {"attacher unknown: an ephemeral volume alone does not queue",
-     {"{name: e, ephemeral: {}}"},
-     std::nullopt,
-     fw::queueing_hint::skip},
+    {"a pod has no PVC when VolumeAttachment is deleting", {}, gke_pv, fw::queueing_hint::skip},
+    // Not upstream's: a generic ephemeral volume is not a PVC volume to this hint.
+    {"an ephemeral volume alone does not queue", {"{name: e, ephemeral: {}}"}, gke_pv, fw::queueing_hint::skip},
+    // kube queues when the event does not carry a VolumeAttachment.
+    {"an event without the attachment queues", {}, nullptr, fw::queueing_hint::queue},
   };
   for (const auto& c : cases)
-    EXPECT_EQ(h::volume_attachment_deleted(*volumes_pod("p", "ns1", "p", c.volumes), c.attacher), c.want) << c.name;
+    EXPECT_EQ(h::volume_attachment_deleted(*volumes_pod("p", "ns1", "p", c.volumes), c.deleted.get()), c.want)
+      << c.name;
 }
 
 TEST(NodeVolumeLimits, CSILimitsAfterCSINodeUpdatedQHint) {
@@ -596,6 +685,13 @@ TEST(NodeVolumeLimits, EventsToRegister) {
   EXPECT_EQ(by_label.at("CSINodeUpdate")->hint(*pod, objs), fw::queueing_hint::queue);
   std::swap(updated.old_csi_node, updated.new_csi_node);
   EXPECT_EQ(by_label.at("CSINodeUpdate")->hint(*pod, objs), fw::queueing_hint::skip);
+
+  volume_change detached = volume_attachment_change(
+    attachment("metadata: {name: va}\nspec: {nodeName: n1, attacher: ebs.csi.aws.com}"), nullptr);
+  auto inline_gce = volumes_pod("g", "default", "g", {"{name: g, gcePersistentDisk: {pdName: test}}"});
+  objs.volume = &detached;
+  EXPECT_EQ(by_label.at("VolumeAttachmentDelete")->hint(*pod, objs), fw::queueing_hint::queue);
+  EXPECT_EQ(by_label.at("VolumeAttachmentDelete")->hint(*inline_gce, objs), fw::queueing_hint::skip);
 
   fw::event_objects deleted;
   auto gone = with_node_name(*claims_pod("gone", {"data"}), "n1");
