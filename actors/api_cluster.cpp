@@ -517,9 +517,36 @@ status_promise pod_write(api_self self, const std::string& uid,
   return rp;
 }
 
+// How often, and how far apart, a binding without an answer is read back while the read itself gets
+// none: an apiserver restart refuses connections for a while, and a read that fails the same way
+// says nothing about the binding.
+constexpr int bind_read_backs = 8;
+constexpr std::chrono::milliseconds bind_read_back_delay{250};
+
+// Reads a pod back after its binding to `node` got no answer, and tells whether the binding landed;
+// `failed` (the binding's own failure) when it did not, or when no read got an answer either.
+void read_back_binding(api_self self, api::object_ref ref, std::string node, api::encoding enc, fw::status failed,
+                       int reads_left, std::function<void(fw::status)> done) {
+  write(self, api::get_pod_request(ref, enc), [self, ref, node, enc, failed, reads_left, done](api::http_response g) mutable {
+    if (g.status == 0 && reads_left > 1) {
+      self->state.exec->post_after(bind_read_back_delay, [self, ref, node, enc, failed, reads_left, done]() mutable {
+        read_back_binding(self, std::move(ref), std::move(node), enc, std::move(failed), reads_left - 1, std::move(done));
+      });
+      return;
+    }
+    k8s::core::Pod p;
+    bool landed = g.ok() && api::decode_body(g.body, enc, p) && p.metadata().uid() == ref.uid && p.spec().node_name() == node;
+    if (landed)
+      spdlog::info("api_cluster: the binding of {}/{} to {} lost its answer ({}) but was applied", ref.ns, ref.name, node,
+                   failed.message());
+    done(landed ? fw::status::ok() : failed);
+  });
+}
+
 // POST pods/binding. A binding whose connection broke below HTTP (an apiserver restart, say) may
-// have been applied without an answer: the pod is read back before the binding counts as failed,
-// so a landed binding is not retried (409) or reported PodScheduled=False over its True.
+// have been applied without an answer: the pod is read back before the binding counts as failed
+// (again, a little later, while the read gets no answer either), so a landed binding is not retried
+// (409) or reported PodScheduled=False over its True.
 status_promise bind_pod(api_self self, const std::string& uid, const std::string& node) {
   auto rp = self->make_response_promise<fw::status>();
   const pod_info* pod = find_pod_or_answer(self->state, uid, rp);
@@ -537,15 +564,7 @@ status_promise bind_pod(api_self self, const std::string& uid, const std::string
       rp.deliver(std::move(s));
       return;
     }
-    auto failed = status_of(r);
-    write(self, api::get_pod_request(ref, enc), [rp, ref, node, enc, failed, count](api::http_response g) mutable {
-      k8s::core::Pod p;
-      bool landed = g.ok() && api::decode_body(g.body, enc, p) && p.metadata().uid() == ref.uid &&
-                    p.spec().node_name() == node;
-      if (landed)
-        spdlog::info("api_cluster: the binding of {}/{} to {} lost its answer ({}) but was applied", ref.ns, ref.name,
-                     node, failed.message());
-      auto s = landed ? fw::status::ok() : failed;
+    read_back_binding(self, ref, node, enc, status_of(r), bind_read_backs, [rp, count](fw::status s) mutable {
       count(s, 0);
       rp.deliver(std::move(s));
     });
@@ -832,6 +851,10 @@ cluster_actor::behavior_type api_behavior(api_self self) {
       auto probe_scope = begin();
       auto it = self->state.pods.find(uid);
       if (it == self->state.pods.end()) return;
+      // A failure report can arrive after a later attempt's binding landed, or after a binding that
+      // was read back as failed landed all the same: a pod the informer holds bound keeps the
+      // PodScheduled=True its binding set (the embedded cluster does the same).
+      if (c.status == "False" && !it->second->node_name.empty()) return;
       api::condition_patch p{c.type, c.status, c.reason, c.message, now_rfc3339(0)};
       write(self, api::condition_patch_request(ref_of(*it->second), p),
             [](const api::http_response& r) { log_failed("a pod condition", r); });
