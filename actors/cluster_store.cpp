@@ -131,6 +131,35 @@ cluster_store::outcome cluster_store::apply_volume(volume_change vc) {
   return out;
 }
 
+namespace {
+
+// One PreBind write: the stored object it replaces (the apiserver's 404 when there is none), and
+// the change to the new object, compiled (its 422 when that fails).
+template <class Proto, class Info>
+result<volume_change> replace_stored(const object_table<Info>& table, const std::string& key,
+                                     const std::shared_ptr<const Proto>& obj,
+                                     result<std::shared_ptr<const Info>> (*compile)(std::shared_ptr<const Proto>),
+                                     volume_change (*change)(std::shared_ptr<const Info>, std::shared_ptr<const Info>),
+                                     const char* resource) {
+  const std::string& name = obj->metadata().name();
+  auto stored = table.get(key);
+  if (!stored) return error{std::string(resource) + " \"" + name + "\" not found"};
+  auto compiled = compile(obj);
+  if (!compiled) return error{Proto::descriptor()->name() + " \"" + name + "\" is invalid: " + compiled.err().message};
+  return change(stored, *compiled);
+}
+
+// Two pods' PreBinds choosing one volume: the second write finds it reserved for another claim.
+// The apiserver refuses it by resourceVersion; this store keeps none for volumes, so it refuses the
+// same write by what changed.
+bool claimed_by_another(const volume_change& ch) {
+  const auto& was = ch.old_pv->claim_ref;
+  const auto& now = ch.new_pv->claim_ref;
+  return was && now && (was->ns != now->ns || was->name != now->name);
+}
+
+}  // namespace
+
 cluster_store::outcome cluster_store::write_volumes(
   const std::vector<std::shared_ptr<const k8s::core::PersistentVolume>>& pvs,
   const std::vector<std::shared_ptr<const k8s::core::PersistentVolumeClaim>>& claims) {
@@ -138,44 +167,25 @@ cluster_store::outcome cluster_store::write_volumes(
   std::vector<volume_change> writes;
   const auto& v = objects_->volumes;
   for (const auto& obj : pvs) {
-    auto stored = v.pvs.get(obj->metadata().name());
-    if (!stored) {
-      out.status = fw::status::error("persistentvolumes \"" + obj->metadata().name() + "\" not found");
+    auto w = replace_stored(v.pvs, obj->metadata().name(), obj, &compile_pv, &pv_change, "persistentvolumes");
+    if (w && claimed_by_another(*w))
+      w = error{"Operation cannot be fulfilled on persistentvolumes \"" + obj->metadata().name() +
+                "\": the object has been modified; please apply your changes to the latest version and try again"};
+    if (!w) {
+      out.status = fw::status::error(w.err().message);
       return out;
     }
-    // Two pods' PreBinds choosing one volume: the second write finds it reserved for another
-    // claim. The apiserver refuses it by resourceVersion; this store keeps none for volumes, so
-    // it refuses the same write by what changed.
-    if (stored->claim_ref && obj->spec().has_claim_ref() &&
-        (stored->claim_ref->ns != obj->spec().claim_ref().namespace_() ||
-         stored->claim_ref->name != obj->spec().claim_ref().name())) {
-      out.status = fw::status::error("Operation cannot be fulfilled on persistentvolumes \"" + obj->metadata().name() +
-                                     "\": the object has been modified; please apply your changes to the latest "
-                                     "version and try again");
-      return out;
-    }
-    auto compiled = compile_pv(obj);
-    if (!compiled) {
-      out.status = fw::status::error("PersistentVolume \"" + obj->metadata().name() + "\" is invalid: " +
-                                     compiled.err().message);
-      return out;
-    }
-    writes.push_back(pv_change(stored, *compiled));
+    writes.push_back(std::move(*w));
   }
   for (const auto& obj : claims) {
     std::string ns = obj->metadata().namespace_().empty() ? "default" : obj->metadata().namespace_();
-    auto stored = v.pvcs.get(ns + "/" + obj->metadata().name());
-    if (!stored) {
-      out.status = fw::status::error("persistentvolumeclaims \"" + obj->metadata().name() + "\" not found");
+    auto w = replace_stored(v.pvcs, ns + "/" + obj->metadata().name(), obj, &compile_pvc, &pvc_change,
+                            "persistentvolumeclaims");
+    if (!w) {
+      out.status = fw::status::error(w.err().message);
       return out;
     }
-    auto compiled = compile_pvc(obj);
-    if (!compiled) {
-      out.status = fw::status::error("PersistentVolumeClaim \"" + obj->metadata().name() + "\" is invalid: " +
-                                     compiled.err().message);
-      return out;
-    }
-    writes.push_back(pvc_change(stored, *compiled));
+    writes.push_back(std::move(*w));
   }
   for (auto& w : writes) store_volume(out, std::move(w));
   sync_volumes(out);

@@ -435,60 +435,58 @@ std::string volume_change::label() const {
   return std::string(kind_name) + (!has_old() ? "Add" : !has_new() ? "Delete" : "Update");
 }
 
-volume_change pv_change(pv_info_ptr old_obj, pv_info_ptr new_obj) {
+namespace {
+
+// One kind's change: the kind, its key (a kind prefix and the table key), and the old/new pair in
+// that kind's members.
+template <class T>
+volume_change change_of(volume_change::kind_t kind, const char* prefix, std::string (*key)(const T&),
+                        std::shared_ptr<const T> volume_change::*old_member,
+                        std::shared_ptr<const T> volume_change::*new_member, std::shared_ptr<const T> old_obj,
+                        std::shared_ptr<const T> new_obj) {
   volume_change ch;
-  ch.kind = volume_change::pv;
-  ch.key = "v:" + pv_key(new_obj ? *new_obj : *old_obj);
-  ch.old_pv = std::move(old_obj), ch.new_pv = std::move(new_obj);
+  ch.kind = kind;
+  ch.key = prefix + key(new_obj ? *new_obj : *old_obj);
+  ch.*old_member = std::move(old_obj);
+  ch.*new_member = std::move(new_obj);
   return ch;
+}
+
+}  // namespace
+
+volume_change pv_change(pv_info_ptr old_obj, pv_info_ptr new_obj) {
+  return change_of(volume_change::pv, "v:", &pv_key, &volume_change::old_pv, &volume_change::new_pv,
+                   std::move(old_obj), std::move(new_obj));
 }
 
 volume_change pvc_change(pvc_info_ptr old_obj, pvc_info_ptr new_obj) {
-  volume_change ch;
-  ch.kind = volume_change::pvc;
-  ch.key = "c:" + pvc_key(new_obj ? *new_obj : *old_obj);
-  ch.old_pvc = std::move(old_obj), ch.new_pvc = std::move(new_obj);
-  return ch;
+  return change_of(volume_change::pvc, "c:", &pvc_key, &volume_change::old_pvc, &volume_change::new_pvc,
+                   std::move(old_obj), std::move(new_obj));
 }
 
 volume_change storage_class_change(storage_class_info_ptr old_obj, storage_class_info_ptr new_obj) {
-  volume_change ch;
-  ch.kind = volume_change::storage_class;
-  ch.key = "s:" + class_key(new_obj ? *new_obj : *old_obj);
-  ch.old_class = std::move(old_obj), ch.new_class = std::move(new_obj);
-  return ch;
+  return change_of(volume_change::storage_class, "s:", &class_key, &volume_change::old_class,
+                   &volume_change::new_class, std::move(old_obj), std::move(new_obj));
 }
 
 volume_change csi_node_change(csi_node_info_ptr old_obj, csi_node_info_ptr new_obj) {
-  volume_change ch;
-  ch.kind = volume_change::csi_node;
-  ch.key = "n:" + csi_node_key(new_obj ? *new_obj : *old_obj);
-  ch.old_csi_node = std::move(old_obj), ch.new_csi_node = std::move(new_obj);
-  return ch;
+  return change_of(volume_change::csi_node, "n:", &csi_node_key, &volume_change::old_csi_node,
+                   &volume_change::new_csi_node, std::move(old_obj), std::move(new_obj));
 }
 
 volume_change csi_driver_change(csi_driver_info_ptr old_obj, csi_driver_info_ptr new_obj) {
-  volume_change ch;
-  ch.kind = volume_change::csi_driver;
-  ch.key = "d:" + csi_driver_key(new_obj ? *new_obj : *old_obj);
-  ch.old_csi_driver = std::move(old_obj), ch.new_csi_driver = std::move(new_obj);
-  return ch;
+  return change_of(volume_change::csi_driver, "d:", &csi_driver_key, &volume_change::old_csi_driver,
+                   &volume_change::new_csi_driver, std::move(old_obj), std::move(new_obj));
 }
 
 volume_change capacity_change(csi_storage_capacity_info_ptr old_obj, csi_storage_capacity_info_ptr new_obj) {
-  volume_change ch;
-  ch.kind = volume_change::csi_storage_capacity;
-  ch.key = "a:" + capacity_key(new_obj ? *new_obj : *old_obj);
-  ch.old_capacity = std::move(old_obj), ch.new_capacity = std::move(new_obj);
-  return ch;
+  return change_of(volume_change::csi_storage_capacity, "a:", &capacity_key, &volume_change::old_capacity,
+                   &volume_change::new_capacity, std::move(old_obj), std::move(new_obj));
 }
 
 volume_change volume_attachment_change(volume_attachment_info_ptr old_obj, volume_attachment_info_ptr new_obj) {
-  volume_change ch;
-  ch.kind = volume_change::volume_attachment;
-  ch.key = "va:" + attachment_key(new_obj ? *new_obj : *old_obj);
-  ch.old_attachment = std::move(old_obj), ch.new_attachment = std::move(new_obj);
-  return ch;
+  return change_of(volume_change::volume_attachment, "va:", &attachment_key, &volume_change::old_attachment,
+                   &volume_change::new_attachment, std::move(old_obj), std::move(new_obj));
 }
 
 volume_change fold_volume_changes(const volume_change& first, const volume_change& latest) {
