@@ -2,8 +2,12 @@
 
 #include <limits>
 #include <map>
+#include <optional>
 #include <set>
 #include <unordered_map>
+#include <utility>
+
+#include "plugins/node_volume_limits/node_volume_limits.hpp"
 
 namespace kas {
 
@@ -54,6 +58,10 @@ public:
     node_constraints();
     inter_pod();
     if (opts_.check_spread) spread();
+    if (objs_) {
+      volume_node_affinity();
+      csi_attach_limits();
+    }
     return std::move(rep_);
   }
 
@@ -170,6 +178,72 @@ private:
         if (!check(hi - lo <= c.max_skew))
           violation("topology spread of " + p.ns + " pods like " + p.name + " over " + c.topology_key + ": skew " +
                     std::to_string(hi - lo) + " > maxSkew " + std::to_string(c.max_skew));
+      }
+    }
+  }
+
+  // The volume bound to claim `claim_name` of pod p: null when the claim or the volume is missing
+  // or the claim is not bound.
+  const pv_info* bound_volume(const pod_info& p, const std::string& claim_name) const {
+    const pvc_info* claim = objs_->volumes.claim(p.ns, claim_name);
+    if (!claim || claim->volume_name.empty()) return nullptr;
+    return objs_->volumes.volume(claim->volume_name);
+  }
+
+  void volume_node_affinity() {
+    for (auto& pl : placed_) {
+      for (auto& v : pl.pod->volumes) {
+        if (v.claim_name.empty()) continue;
+        const pv_info* pv = bound_volume(*pl.pod, v.claim_name);
+        if (!pv || !pv->node_affinity) continue;
+        // As VolumeBinding checks it: against the node's labels alone.
+        static const std::string no_name;
+        if (!check(pv->node_affinity->matches(pl.node->labels, no_name)))
+          violation(pl.pod->key() + " on " + pl.node->name + " uses volume " + pv->name + " (claim " + v.claim_name +
+                    "), whose node affinity excludes the node");
+      }
+    }
+  }
+
+  // The CSI driver and handle volume `v` of pod p counts under on a node with CSINode `csi_node`
+  // (null: the node has none), or nothing.
+  std::optional<std::pair<std::string, std::string>> attached_as(const pod_info& p, const pod_volume& v,
+                                                                 const csi_node_info* csi_node) const {
+    namespace mig = plugins::csi_migration;
+    const volume_source* src = &v.inline_source;
+    const pv_info* pv = nullptr;
+    if (!v.claim_name.empty()) {
+      pv = bound_volume(p, v.claim_name);
+      if (!pv) return std::nullopt;
+      src = &pv->source;
+      if (src->kind == volume_source::csi) {
+        if (src->driver.empty() || src->id.empty()) return std::nullopt;
+        return std::make_pair(src->driver, src->id);
+      }
+    }
+    auto plugin = mig::in_tree_plugin(src->kind);
+    if (plugin.empty() || !mig::migration_on(csi_node, plugin)) return std::nullopt;
+    auto handle = pv ? mig::pv_volume_handle(*pv) : mig::inline_volume_handle(*src);
+    if (!handle || handle->empty()) return std::nullopt;
+    return std::make_pair(std::string(mig::csi_driver_of(plugin)), std::move(*handle));
+  }
+
+  void csi_attach_limits() {
+    std::unordered_map<const node_info*, std::map<std::string, std::set<std::string>>> attached;
+    for (auto& pl : placed_) {
+      const csi_node_info* csi_node = objs_->volumes.csi_node(pl.node->name);
+      if (!csi_node) continue;  // no CSINode: no limit reported, in-tree volumes not migrated
+      for (auto& v : pl.pod->volumes)
+        if (auto a = attached_as(*pl.pod, v, csi_node)) attached[pl.node][a->first].insert(std::move(a->second));
+    }
+    for (auto& [node, by_driver] : attached) {
+      const csi_node_info* csi_node = objs_->volumes.csi_node(node->name);
+      for (auto& [driver, handles] : by_driver) {
+        const csi_node_driver* d = csi_node->driver(driver);
+        if (!d || !d->allocatable_count) continue;
+        if (!check(static_cast<int64_t>(handles.size()) <= *d->allocatable_count))
+          violation(node->name + " has " + std::to_string(handles.size()) + " unique " + driver +
+                    " volumes attached, over its CSINode's allocatable count " + std::to_string(*d->allocatable_count));
       }
     }
   }

@@ -2,7 +2,14 @@
 // The placement invariants, checked on a final cluster state by tests and by every bench
 // run: no node overcommitted (cpu, memory, pod count), no host port used twice on a node, no hard
 // constraint violated (taints, node selector and required node affinity, required inter-pod
-// affinity and anti-affinity, DoNotSchedule topology spread).
+// affinity and anti-affinity, DoNotSchedule topology spread), and, from the storage objects
+// (cluster_objects::volumes): no pod on a node that the node affinity of a volume bound to one of
+// its claims excludes, and no node with more unique volumes of a CSI driver attached than its
+// CSINode's drivers[].allocatable.count. Volumes count as NodeVolumeLimits counts them: a bound
+// claim's CSI volume under its driver and handle; an in-tree volume kube migrates to CSI (AWS EBS,
+// GCE PD, Azure Disk, Cinder), bound or inline, under the driver it migrates to, on nodes that have
+// a CSINode. A claim not bound (or not found) adds nothing: at the end of a run every claim of a
+// bound pod is bound.
 #include <string>
 #include <vector>
 
@@ -23,7 +30,8 @@ struct invariant_report {
 };
 
 // `nodes`: every node that ever existed (pods bound before a node was deleted still count against
-// it). `pods`: the cluster's pods; unbound ones are ignored.
+// it). `pods`: the cluster's pods; unbound ones are ignored. `objects`: the cluster's final
+// namespaces and storage objects; null skips the checks that need them.
 invariant_report check_placement(const std::vector<node_info_ptr>& nodes, const std::vector<pod_info_ptr>& pods,
                                  const cluster_objects* objects, const invariant_options& opts = {});
 

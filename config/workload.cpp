@@ -2,7 +2,9 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <climits>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -14,6 +16,7 @@
 #include "config/yaml_guard.hpp"
 #include "messages/codec.hpp"
 #include "messages/field_path.hpp"
+#include "messages/quantity.hpp"
 
 namespace kas {
 
@@ -76,20 +79,6 @@ std::string prefix_of(const k8s::meta::ObjectMeta& m, const char* fallback) {
   return fallback;
 }
 
-// Refuses templates that need plugins this scheduler does not implement: running them would
-// schedule pods as if their volumes or devices did not exist.
-status_or_error check_supported(const k8s::core::Pod& p, const std::string& where) {
-  for (int i = 0; i < p.spec().volumes_size(); ++i) {
-    const auto& src = p.spec().volumes(i).volume_source();
-    if (src.has_persistent_volume_claim() || src.has_ephemeral() || src.has_csi() || src.has_gce_persistent_disk() ||
-        src.has_aws_elastic_block_store())
-      return fail(where + ": spec.volumes[" + std::to_string(i) + "]",
-                  "this workload needs the volume plugins (VolumeBinding, VolumeRestrictions, NodeVolumeLimits, "
-                  "VolumeZone), which kube-actor-scheduler does not implement yet");
-  }
-  return ok_t{};
-}
-
 // scheduler_perf's templates name their objects by metadata.generateName alone; the manifest loader
 // (built for `simulate`, where every object is real) requires metadata.name. Such a template is
 // loaded from a temporary copy that names each object "<generateName>template"; errors and origins
@@ -101,11 +90,19 @@ result<cluster_manifests> load_template_file(const std::string& file) {
   for (auto& d : *read) docs.push_back(d.root);
   bool named = false;
   for (auto& d : docs) {
-    if (!d.IsMap() || !d["metadata"] || !d["metadata"].IsMap()) continue;
+    if (!d.IsMap()) continue;
+    // scheduler_perf's volume and claim templates have no metadata at all: createPods names them.
+    bool volume_kind = d["kind"] && d["kind"].IsScalar() &&
+                       (d["kind"].Scalar() == "PersistentVolume" || d["kind"].Scalar() == "PersistentVolumeClaim");
+    if (!d["metadata"] && volume_kind) d["metadata"] = YAML::Node(YAML::NodeType::Map);
+    if (!d["metadata"] || !d["metadata"].IsMap()) continue;
     YAML::Node meta = d["metadata"];
-    bool has_name = meta["name"] && !meta["name"].IsNull();
-    if (!has_name && meta["generateName"] && meta["generateName"].IsScalar()) {
+    if (meta["name"] && !meta["name"].IsNull()) continue;
+    if (meta["generateName"] && meta["generateName"].IsScalar()) {
       meta["name"] = meta["generateName"].as<std::string>() + "template";
+      named = true;
+    } else if (volume_kind) {
+      meta["name"] = "template";
       named = true;
     }
   }
@@ -137,6 +134,12 @@ result<cluster_manifests> load_template_file(const std::string& file) {
   restore(m->pdbs);
   restore(m->namespaces);
   restore(m->workloads);
+  restore(m->pvs);
+  restore(m->pvcs);
+  restore(m->storage_classes);
+  restore(m->csi_nodes);
+  restore(m->csi_drivers);
+  restore(m->csi_storage_capacities);
   return m;
 }
 
@@ -210,7 +213,8 @@ private:
 
   result<std::shared_ptr<const node_template>> node_tmpl(const std::string& rel, const std::string& where,
                                                          std::vector<node_label_strategy> labels,
-                                                         bool hostname_label) {
+                                                         bool hostname_label,
+                                                         std::shared_ptr<const node_allocatable_strategy> allocatable = nullptr) {
     auto m = load_template(rel, where);
     if (!m) return m.err();
     if (m->nodes.size() != 1 || !m->pods.empty())
@@ -222,20 +226,28 @@ private:
     t->name_prefix = meta.generate_name().empty() ? "node-" : meta.generate_name();
     t->hostname_label = hostname_label;
     t->labels = std::move(labels);
+    t->allocatable = std::move(allocatable);
     if (auto n = make_node(*t, 0); !n) return fail(where, resolve(rel) + ": " + n.err().message);
     return std::shared_ptr<const node_template>(t);
   }
 
+  // `claim_volume`: the pod's volumes become the one claim volume of createPods with volume
+  // templates (make_pod_with_volumes names its claim per pod).
   result<std::shared_ptr<const pod_template>> pod_tmpl(const std::string& rel, const std::string& where,
-                                                       const std::string& ns) {
+                                                       const std::string& ns, bool claim_volume = false) {
     auto m = load_template(rel, where);
     if (!m) return m.err();
     if (m->pods.size() != 1 || !m->nodes.empty())
       return fail(where, resolve(rel) + ": a pod template must hold exactly one Pod");
     auto pod = std::make_shared<k8s::core::Pod>(*m->pods.front().first);
-    if (auto s = check_supported(*pod, resolve(rel)); !s) return fail(where, s.err().message);
     if (!pod->spec().node_name().empty())
       return fail(where, resolve(rel) + ": spec.nodeName: a pod template must not be bound to a node");
+    if (claim_volume) {
+      pod->mutable_spec()->clear_volumes();
+      auto* v = pod->mutable_spec()->add_volumes();
+      v->set_name("vol");
+      v->mutable_volume_source()->mutable_persistent_volume_claim()->set_claim_name("pvc-template");
+    }
     auto* meta = pod->mutable_metadata();
     std::string prefix = prefix_of(*meta, "pod-");
     meta->set_namespace_(ns);
@@ -286,6 +298,87 @@ private:
     return out;
   }
 
+  // createNodes' nodeAllocatableStrategy; null when the op has none.
+  result<std::shared_ptr<const node_allocatable_strategy>> allocatable_strategy(const YAML::Node& op,
+                                                                               const std::string& where) {
+    YAML::Node s = op["nodeAllocatableStrategy"];
+    if (!s || s.IsNull()) return std::shared_ptr<const node_allocatable_strategy>();
+    std::string w = where + ".nodeAllocatableStrategy";
+    if (!s.IsMap()) return fail(w, std::string("expected a mapping, got ") + type_name(s));
+    if (auto k = only_keys(s, w, {"nodeAllocatable", "csiNodeAllocatable", "migratedPlugins"}); !k) return k.err();
+    auto out = std::make_shared<node_allocatable_strategy>();
+    if (YAML::Node na = s["nodeAllocatable"]; na && !na.IsNull()) {
+      if (!na.IsMap()) return fail(w + ".nodeAllocatable", std::string("expected a mapping, got ") + type_name(na));
+      for (auto it = na.begin(); it != na.end(); ++it) {
+        std::string name = it->first.as<std::string>(), at = w + ".nodeAllocatable." + name;
+        if (!it->second.IsScalar()) return fail(at, std::string("expected a quantity, got ") + type_name(it->second));
+        auto q = parse_quantity(it->second.Scalar());
+        if (!q) return fail(at, q.err().message);
+        if (q->negative()) return fail(at, "must be greater than or equal to 0");
+        out->node_allocatable.emplace_back(name, it->second.Scalar());
+      }
+    }
+    if (YAML::Node cna = s["csiNodeAllocatable"]; cna && !cna.IsNull()) {
+      if (!cna.IsMap()) return fail(w + ".csiNodeAllocatable", std::string("expected a mapping, got ") + type_name(cna));
+      for (auto it = cna.begin(); it != cna.end(); ++it) {
+        node_allocatable_strategy::csi_driver d;
+        d.name = it->first.as<std::string>();
+        std::string at = w + ".csiNodeAllocatable." + d.name;
+        if (d.name.empty()) return fail(w + ".csiNodeAllocatable", "a driver name must not be empty");
+        if (YAML::Node r = it->second; r && !r.IsNull()) {
+          if (!r.IsMap()) return fail(at, std::string("expected a mapping ({count: N}), got ") + type_name(r));
+          if (auto k = only_keys(r, at, {"count"}); !k) return k.err();
+          auto c = get_int(r, "count", at, -1, 0, INT32_MAX);
+          if (!c) return c.err();
+          if (*c >= 0) d.count = static_cast<int32_t>(*c);
+        }
+        out->csi_drivers.push_back(std::move(d));
+      }
+      std::sort(out->csi_drivers.begin(), out->csi_drivers.end(),
+                [](const auto& a, const auto& b) { return a.name < b.name; });
+    }
+    if (YAML::Node mp = s["migratedPlugins"]; mp && !mp.IsNull()) {
+      if (!mp.IsSequence()) return fail(w + ".migratedPlugins", std::string("expected a list of strings, got ") + type_name(mp));
+      for (size_t k = 0; k < mp.size(); ++k) {
+        if (!mp[k].IsScalar() || mp[k].Scalar().empty())
+          return fail(w + ".migratedPlugins[" + std::to_string(k) + "]", "expected a plugin name");
+        out->migrated_plugins.push_back(mp[k].Scalar());
+      }
+    }
+    return std::shared_ptr<const node_allocatable_strategy>(std::move(out));
+  }
+
+  // createPods' persistentVolumeTemplatePath and persistentVolumeClaimTemplatePath (both or
+  // neither); null when the op has neither.
+  result<std::shared_ptr<const pod_volume_templates>> volume_templates(const YAML::Node& op, const std::string& where,
+                                                                       const std::string& ns) {
+    auto pv_path = get_string(op, "persistentVolumeTemplatePath", where, false);
+    if (!pv_path) return pv_path.err();
+    auto pvc_path = get_string(op, "persistentVolumeClaimTemplatePath", where, false);
+    if (!pvc_path) return pvc_path.err();
+    if (pv_path->empty() && pvc_path->empty()) return std::shared_ptr<const pod_volume_templates>();
+    if (pv_path->empty() || pvc_path->empty())
+      return fail(where + (pv_path->empty() ? ".persistentVolumeTemplatePath" : ".persistentVolumeClaimTemplatePath"),
+                  "required field is missing: persistentVolumeTemplatePath and persistentVolumeClaimTemplatePath "
+                  "go together");
+    auto t = std::make_shared<pod_volume_templates>();
+    t->ns = ns;
+    std::string wpv = where + ".persistentVolumeTemplatePath", wpvc = where + ".persistentVolumeClaimTemplatePath";
+    auto pv = load_template(*pv_path, wpv);
+    if (!pv) return pv.err();
+    if (pv->pvs.size() != 1 || !pv->pvcs.empty() || !pv->pods.empty() || !pv->nodes.empty())
+      return fail(wpv, resolve(*pv_path) + ": a volume template must hold exactly one PersistentVolume");
+    t->pv = pv->pvs.front().first;
+    auto pvc = load_template(*pvc_path, wpvc);
+    if (!pvc) return pvc.err();
+    if (pvc->pvcs.size() != 1 || !pvc->pvs.empty() || !pvc->pods.empty() || !pvc->nodes.empty())
+      return fail(wpvc, resolve(*pvc_path) + ": a claim template must hold exactly one PersistentVolumeClaim");
+    auto claim = std::make_shared<k8s::core::PersistentVolumeClaim>(*pvc->pvcs.front().first);
+    claim->mutable_metadata()->set_namespace_(ns);
+    t->pvc = std::move(claim);
+    return std::shared_ptr<const pod_volume_templates>(std::move(t));
+  }
+
   result<workload_op> parse_op(const YAML::Node& n, size_t i) {
     std::string where = path_ + ": ops[" + std::to_string(i) + "]";
     if (!n.IsMap()) return fail(where, std::string("expected an op (a mapping), got ") + type_name(n));
@@ -295,7 +388,7 @@ private:
     if (!code) return code.err();
     if (*code == "createNodes") {
       if (auto s = only_keys(n, where, {"opcode", "count", "nodeTemplatePath", "labelNodePrepareStrategy",
-                                        "uniqueNodeLabelStrategy"});
+                                        "uniqueNodeLabelStrategy", "nodeAllocatableStrategy"});
           !s)
         return s.err();
       op.opcode = workload_opcode::create_nodes;
@@ -307,15 +400,22 @@ private:
       if (!tp) return tp.err();
       auto labels = label_strategies(n, where);
       if (!labels) return labels.err();
-      auto t = node_tmpl(*tp, where + ".nodeTemplatePath", std::move(*labels), true);
+      auto alloc = allocatable_strategy(n, where);
+      if (!alloc) return alloc.err();
+      auto t = node_tmpl(*tp, where + ".nodeTemplatePath", std::move(*labels), true, *alloc);
       if (!t) return t.err();
+      if (*alloc) {
+        if (auto c = make_csi_node(**t, "template"); !c) return fail(where + ".nodeAllocatableStrategy", c.err().message);
+        storage_created_ = where;
+      }
       if (!(*t)->fixed_name.empty() && op.count != 1)
         return fail(where + ".count", "must be 1: " + resolve(*tp) + " names its node (metadata.name: " +
                                         (*t)->fixed_name + ", no generateName), got " + std::to_string(op.count));
       op.nodes = *t;
     } else if (*code == "createPods") {
       if (auto s = only_keys(n, where, {"opcode", "count", "podTemplatePath", "namespace", "collectMetrics",
-                                        "skipWaitToCompletion"});
+                                        "skipWaitToCompletion", "persistentVolumeTemplatePath",
+                                        "persistentVolumeClaimTemplatePath"});
           !s)
         return s.err();
       op.opcode = workload_opcode::create_pods;
@@ -328,9 +428,17 @@ private:
       std::string nsv = ns->empty() ? "namespace-" + std::to_string(i) : *ns;
       auto tp = get_string(n, "podTemplatePath", where, true);
       if (!tp) return tp.err();
-      auto t = pod_tmpl(*tp, where + ".podTemplatePath", nsv);
+      auto vols = volume_templates(n, where, nsv);
+      if (!vols) return vols.err();
+      auto t = pod_tmpl(*tp, where + ".podTemplatePath", nsv, *vols != nullptr);
       if (!t) return t.err();
       op.pods = *t;
+      if (*vols) {
+        // The first pod's claim and volume, so that a template the apiserver would refuse fails here.
+        if (auto first = make_pod_with_volumes(**t, **vols, 0, 0); !first) return fail(where, first.err().message);
+        op.volumes = *vols;
+        storage_created_ = where;
+      }
       auto cm = get_bool(n, "collectMetrics", where);
       if (!cm) return cm.err();
       op.collect_metrics = *cm;
@@ -346,11 +454,22 @@ private:
       if (!m) return m.err();
       if (!m->nodes.empty() || !m->pods.empty())
         return fail(where + ".templatePath", "createAny takes objects other than Nodes and Pods (use createNodes / createPods)");
+      // A createAny's objects replace the cluster's, volumes and CSINodes included.
+      if (!storage_created_.empty())
+        return fail(where, "a createAny cannot follow " + storage_created_ +
+                             ", which created storage objects (CSINodes, volumes, claims) it would replace: "
+                             "move it before that op");
       auto append = [](auto& to, const auto& from) { to.insert(to.end(), from.begin(), from.end()); };
       append(created_.priority_classes, m->priority_classes);
       append(created_.namespaces, m->namespaces);
       append(created_.pdbs, m->pdbs);
       append(created_.workloads, m->workloads);
+      append(created_.pvs, m->pvs);
+      append(created_.pvcs, m->pvcs);
+      append(created_.storage_classes, m->storage_classes);
+      append(created_.csi_nodes, m->csi_nodes);
+      append(created_.csi_drivers, m->csi_drivers);
+      append(created_.csi_storage_capacities, m->csi_storage_capacities);
       auto in = compile_cluster(created_);
       if (!in) return fail(where + ".templatePath", in.err().message);
       op.objects = in->objects;
@@ -406,6 +525,7 @@ private:
   std::filesystem::path dir_;
   std::vector<std::string> warnings_;
   cluster_manifests created_;  // every createAny object so far
+  std::string storage_created_;  // the last op that created storage objects one by one ("" none)
 };
 
 }  // namespace
@@ -442,6 +562,12 @@ result<std::shared_ptr<node_info>> make_node(const node_template& t, size_t i) {
   for (auto& s : t.labels) {
     if (s.unique) (*labels)[s.key] = name;
     else (*labels)[s.key] = s.values[i % s.values.size()];
+  }
+  if (t.allocatable && !t.allocatable->node_allocatable.empty()) {
+    auto* st = node->mutable_status();
+    // The apiserver defaults a missing allocatable to the capacity before the strategy patches it.
+    if (st->allocatable().empty()) *st->mutable_allocatable() = st->capacity();
+    for (auto& [res, q] : t.allocatable->node_allocatable) (*st->mutable_allocatable())[res].set_string(q);
   }
   return compile_node(std::move(node));
 }

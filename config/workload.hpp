@@ -10,6 +10,10 @@
 //     nodeTemplatePath: templates/node-default.yaml       # relative to the workload file
 //     labelNodePrepareStrategy: {labelKey: topology.kubernetes.io/zone, labelValues: [a, b]}
 //     uniqueNodeLabelStrategy: {labelKey: example.com/id}
+//     nodeAllocatableStrategy:      # scheduler_perf's NodeAllocatableStrategy
+//       nodeAllocatable: {attachable-volumes-csi-ebs.csi.aws.com: "39"}   # added to status.allocatable
+//       csiNodeAllocatable: {ebs.csi.aws.com: {count: 39}}                # a CSINode per node
+//       migratedPlugins: [kubernetes.io/aws-ebs]                          # its migrated-plugins annotation
 //   - opcode: createAny             # PriorityClass, Namespace, Service, ReplicaSet, PDB, ...
 //     templatePath: templates/priorityclass-high.yaml
 //   - opcode: createPods
@@ -18,6 +22,8 @@
 //     namespace: sched-1            # default "namespace-<op index>"
 //     collectMetrics: true          # the measured phase
 //     skipWaitToCompletion: false   # true: do not wait for these pods to be scheduled
+//     persistentVolumeTemplatePath: templates/pv-csi.yaml       # with the next: a PV and a claim per pod
+//     persistentVolumeClaimTemplatePath: templates/pvc.yaml
 //   - opcode: churn
 //     mode: recreate                # recreate | create
 //     number: 1
@@ -33,24 +39,47 @@
 // scheduler_perf workload labels); uniqueNodeLabelStrategy's value is the node's name (a UUID upstream).
 // Pods are "<generateName><i>" in the op's namespace, uid "<namespace>/<name>".
 //
+// nodeAllocatableStrategy, as scheduler_perf's: each nodeAllocatable entry is set in the node's
+// status.allocatable (which, when the template has none, starts as a copy of status.capacity, as the
+// apiserver defaults it); and every node gets a CSINode of its name whose drivers are the
+// csiNodeAllocatable entries (nodeID = the node's name; in driver name order, where scheduler_perf's
+// follows Go's map order) and whose storage.alpha.kubernetes.io/migrated-plugins annotation is the
+// migratedPlugins joined by commas (set even when empty, as scheduler_perf sets it). The label
+// strategies combine with it (scheduler_perf applies only the first of the three it finds).
+//
+// createPods with persistentVolumeTemplatePath and persistentVolumeClaimTemplatePath (both or
+// neither), as scheduler_perf's CreatePodWithPersistentVolume: pod number k of the op (k from 0)
+// gets a claim "pvc-<k>" in the op's namespace and a volume "<namespace>-vol-<k>", bound to each
+// other the way the PV controller leaves them (the claim's spec.volumeName and the volume's
+// spec.claimRef name each other, both in phase Bound; the claim template carries
+// pv.kubernetes.io/bind-completed). A CSI volume's volumeHandle is the volume's name; an AWS EBS
+// volume's volumeID is "vol-<k>". The pod's spec.volumes are replaced by one volume "vol" using the
+// claim. The runner creates the claim, then the volume, then the pod.
+//
 // Churn: recreate creates `number` objects of each Node/Pod template on one tick and deletes them on
 // the next (scheduler_perf's ring of `number` slots; the same for number: 1, the only value its
 // workloads use). create makes `number` of each every tick without end (scheduler_perf's number
 // caps the ticks instead; its create-mode workloads leave it unset, unlimited). Other objects
 // (Services) in a churn op are parsed and not sent: nothing the plugins read per pod depends on them.
 //
-// Every error names the file and the field path ("w.yaml: ops[2].count: ..."). Templates that
-// need a plugin this scheduler does not implement (volumes, DRA) are refused with that reason. The
-// workload file and its templates are read through load_yaml (yaml_guard.hpp): a workload is at
-// most 3 MiB, templates are held to the manifest limits, and the workload is the file's first document.
+// createAny also takes storage objects (StorageClasses, CSIDrivers, PersistentVolumes, ...); since
+// its objects replace the cluster's, a createAny after an op that created storage objects one by one
+// (CSINodes, per-pod volumes) is refused.
+//
+// Every error names the file and the field path ("w.yaml: ops[2].count: ..."). The workload file
+// and its templates are read through load_yaml (yaml_guard.hpp): a workload is at most 3 MiB,
+// templates are held to the manifest limits, and the workload is the file's first document.
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cache/cluster_objects.hpp"
 #include "cache/node_info.hpp"
 #include "cache/pod_info.hpp"
+#include "cache/volume_objects.hpp"
 #include "messages/result.hpp"
 
 namespace kas {
@@ -62,17 +91,45 @@ struct node_label_strategy {
 };
 
 // A node template compiled once; make_node(t, i) stamps node number i.
+// createNodes' nodeAllocatableStrategy (see the top of the file).
+struct node_allocatable_strategy {
+  std::vector<std::pair<std::string, std::string>> node_allocatable;  // resource name, quantity as written
+  struct csi_driver {
+    std::string name;
+    std::optional<int32_t> count;  // allocatable.count; nullopt: no allocatable reported
+  };
+  std::vector<csi_driver> csi_drivers;  // by name
+  std::vector<std::string> migrated_plugins;
+};
+
 struct node_template {
   std::shared_ptr<const k8s::core::Node> proto;
   std::string name_prefix;  // metadata.generateName, else "node-"; unused when fixed_name is set
   std::string fixed_name;   // metadata.name of a template without generateName: the one node's name
   bool hostname_label = false;  // createNodes: kubernetes.io/hostname = the node's name
   std::vector<node_label_strategy> labels;
+  std::shared_ptr<const node_allocatable_strategy> allocatable;  // null: none (no CSINode either)
 };
 
 struct pod_template {
   pod_info_ptr compiled;    // compiled in its namespace; copies differ only in name and uid
   std::string name_prefix;  // metadata.generateName, else metadata.name + "-"
+};
+
+// createPods' persistentVolumeTemplatePath / persistentVolumeClaimTemplatePath: the templates as
+// read, the claim's already in the op's namespace. The op's pod template then has the one claim
+// volume "vol" in place of its own volumes.
+struct pod_volume_templates {
+  std::shared_ptr<const k8s::core::PersistentVolume> pv;
+  std::shared_ptr<const k8s::core::PersistentVolumeClaim> pvc;
+  std::string ns;
+};
+
+// One pod of such an op with its claim and volume, compiled.
+struct pod_with_volumes {
+  pvc_info_ptr claim;
+  pv_info_ptr volume;
+  pod_info_ptr pod;
 };
 
 enum class workload_opcode { create_nodes, create_pods, create_any, churn, barrier };
@@ -87,6 +144,7 @@ struct workload_op {
   std::shared_ptr<const pod_template> pods;
   bool collect_metrics = false;
   bool skip_wait = false;
+  std::shared_ptr<const pod_volume_templates> volumes;  // null: plain pods
   // createAny: the cluster's non-node, non-pod objects after this op (namespaces, selectors, PDBs).
   cluster_objects_ptr objects;
   // churn
@@ -114,8 +172,15 @@ struct workload {
 // Node number i of a template: its name (fixed, or prefix + i), hostname label and strategies
 // applied (labelNodePrepareStrategy values round robin: values[i % values.size()]).
 result<std::shared_ptr<node_info>> make_node(const node_template& t, size_t i);
+// The CSINode of `node_name` that the template's nodeAllocatableStrategy gives it; null when the
+// template has none.
+result<csi_node_info_ptr> make_csi_node(const node_template& t, const std::string& node_name);
 // Pod number i of a template.
 pod_info_ptr make_pod(const pod_template& t, size_t i);
+// Pod number `pod_number` of a template with the claim and volume of the op's pod `index` (0 for the
+// op's first pod): names as described at the top of the file.
+result<pod_with_volumes> make_pod_with_volumes(const pod_template& t, const pod_volume_templates& v,
+                                               size_t pod_number, size_t index);
 
 result<workload> load_workload(const std::string& path);
 

@@ -48,6 +48,10 @@ struct bind_log {
   std::unordered_map<std::string, int64_t> bound_at;
   std::vector<std::string> double_binds;  // a bound pod moved to another node
   size_t deleted_bound = 0;
+  // The cluster's namespaces and storage objects as the watch last showed them (volumes, claims as
+  // the PV controller and PreBind left them, CSINodes), copied when the log is asked for; null when
+  // the watch carried none.
+  cluster_objects_ptr objects;
 };
 using bind_log_ptr = std::shared_ptr<const bind_log>;
 
@@ -77,6 +81,7 @@ using bench_watcher_actor = caf::typed_actor<
 
 struct watcher_state {
   std::shared_ptr<bind_log> log = std::make_shared<bind_log>();
+  std::shared_ptr<cluster_objects> objects;  // the latest objects, storage changes applied in place
   std::unordered_set<std::string> awaited;
   uint64_t awaited_bound = 0;
   uint64_t nodes = 0;
@@ -91,6 +96,15 @@ using watcher_self = bench_watcher_actor::stateful_pointer<watcher_state>;
 
 void watcher_observe(watcher_self self, const cluster_change& ch) {
   auto& st = self->state;
+  if (ch.type == cluster_event_type::objects) {
+    if (ch.objects) st.objects = std::make_shared<cluster_objects>(*ch.objects);
+    return;
+  }
+  if (ch.type == cluster_event_type::volume) {
+    if (!st.objects) st.objects = std::make_shared<cluster_objects>();
+    if (ch.volume) apply_volume_change(st.objects->volumes, *ch.volume);
+    return;
+  }
   if (ch.type == cluster_event_type::node_add || ch.type == cluster_event_type::node_delete) {
     ch.type == cluster_event_type::node_add ? st.nodes++ : st.nodes--;
     if (st.pending) st.pending->deliver(st.stats()), st.pending.reset();
@@ -140,7 +154,11 @@ bench_watcher_actor spawn_watcher(caf::actor_system& sys, bench_clock::time_poin
         auto& st = self->state;
         if (st.pending) st.pending->deliver(st.stats()), st.pending.reset();
       },
-      [=](list_atom) -> bind_log_ptr { return self->state.log; },
+      [=](list_atom) -> bind_log_ptr {
+        auto& st = self->state;
+        if (st.objects) st.log->objects = std::make_shared<const cluster_objects>(*st.objects);
+        return st.log;
+      },
     };
   });
 }
@@ -425,10 +443,13 @@ private:
         case workload_opcode::create_nodes:
           for (size_t i = 0; i < op.count; ++i) {
             auto n = make_node(*op.nodes, node_counter++);
-            if (!n) {
-              std::cerr << "error: " << op.where << ": " << n.err().message << "\n";
+            auto c = n ? make_csi_node(*op.nodes, (*n)->name) : result<csi_node_info_ptr>(csi_node_info_ptr());
+            if (!n || !c) {
+              std::cerr << "error: " << op.where << ": " << (n ? c.err() : n.err()).message << "\n";
               return 2;
             }
+            // The CSINode first: the scheduler never sees the node without the limits it reports.
+            if (*c) send_volume(csi_node_change(nullptr, *c));
             nodes_.push_back(*n);
             caf::anon_send(cluster_, create_atom::value, node_info_ptr(*n));
           }
@@ -443,17 +464,26 @@ private:
           break;
         case workload_opcode::create_pods: {
           std::vector<pod_info_ptr> pods;
+          std::vector<pod_with_volumes> with_volumes;
           pods.reserve(op.count);
-          for (size_t i = 0; i < op.count; ++i) pods.push_back(make_pod(*op.pods, pod_counter_++));
+          if (op.volumes && !stamp_pods_with_volumes(op, with_volumes)) return 2;
+          for (size_t i = 0; i < op.count; ++i)
+            pods.push_back(op.volumes ? with_volumes[i].pod : make_pod(*op.pods, pod_counter_++));
           std::vector<std::string> keys;
           keys.reserve(pods.size());
           for (auto& p : pods) keys.push_back(p->key());
           if (!op.skip_wait) self->send(watcher_, wait_atom::value, keys);
           int64_t t = now_ns(origin_);
           if (op.collect_metrics && measure_start_ < 0) measure_start_ = t;
-          for (auto& p : pods) {
+          for (size_t i = 0; i < pods.size(); ++i) {
+            auto& p = pods[i];
             if (op.collect_metrics) created_at_[p->key()] = t, measured_.push_back(p);
             else init_.push_back(p);
+            // As scheduler_perf: the claim, then the volume, then the pod that uses them.
+            if (op.volumes) {
+              send_volume(pvc_change(nullptr, with_volumes[i].claim));
+              send_volume(pv_change(nullptr, with_volumes[i].volume));
+            }
             caf::anon_send(cluster_, create_atom::value, p);
           }
           if (!op.skip_wait && !wait_for_bound(self)) stalled_ = true;
@@ -472,6 +502,24 @@ private:
     }
     check_spread_ = !deletes;
     return 0;
+  }
+
+  void send_volume(volume_change ch) {
+    caf::anon_send(cluster_, create_atom::value, volume_change_ptr(std::make_shared<const volume_change>(std::move(ch))));
+  }
+
+  // The op's pods with their claims and volumes, stamped before the op's clock starts.
+  bool stamp_pods_with_volumes(const workload_op& op, std::vector<pod_with_volumes>& out) {
+    out.reserve(op.count);
+    for (size_t i = 0; i < op.count; ++i) {
+      auto p = make_pod_with_volumes(*op.pods, *op.volumes, pod_counter_++, i);
+      if (!p) {
+        std::cerr << "error: " << op.where << ": " << p.err().message << "\n";
+        return false;
+      }
+      out.push_back(std::move(*p));
+    }
+    return true;
   }
 
   // The watcher sees the cluster's node adds; the cache receives them in the same order, so once
@@ -614,6 +662,9 @@ private:
     // nor deleted must have been reported with a reason).
     invariant_options io;
     io.check_spread = check_spread_ && r_.preempted == 0;
+    // The cluster's own objects (storage objects as PreBind and the PV controller left them) when
+    // the watch carried them; the raw loop starts from them too.
+    if (log->objects) objects_ = log->objects;
     auto inv = check_placement(nodes_, pods, objects_.get(), io);
     r_.invariant_checks = inv.checks;
     r_.violations = std::move(inv.violations);

@@ -2,8 +2,9 @@
 # End-to-end tests of `kube-actor-scheduler bench`, one case per invocation:
 #   bench_cli_test.sh BINARY REPO_ROOT CASE
 #   bench_cli_test.sh --list            # the case names, one a line (CMakeLists.txt reads them)
-# run-* cases run bench/workloads/ci-small.yaml and check the result's shape and invariants: every
-# measured pod scheduled, no violation, a throughput and latency per pod. They never assert a time.
+# run-* cases run bench/workloads/ci-small.yaml (run-volumes-*: the 50-node volume workloads of
+# tests/fixtures/workloads/) and check the result's shape and invariants: every measured pod
+# scheduled, no violation, a throughput and latency per pod. They never assert a time.
 # bad-* cases require exit code 2, nothing on stdout, and one line on stderr naming the problem.
 set -u
 
@@ -15,9 +16,11 @@ run-report
 run-metrics-off
 run-malloc-tuned
 run-malloc-user-tunables
+run-volumes-csi
+run-volumes-migrated
 bad-missing-workload
 bad-workload-unknown-field
-bad-workload-volume
+bad-workload-pv-template
 bad-manifest-as-workload
 template-unknown-field-warns
 bad-output-format
@@ -119,18 +122,39 @@ case "$name" in
     check_json
     python3 -c 'import json,sys; v=json.load(open(sys.argv[1]))["runtime"]["mallocTcacheCount"]; sys.exit(None if v == "7" else "mallocTcacheCount is %r, want \"7\"" % v)' \
       "$tmp/out" || { show; fail "the user's tcache_count was overridden"; } ;;
+  run-volumes-csi|run-volumes-migrated)
+    # Every pod with its own claim and volume; csi-pvs-small fills every node to its CSINode limit.
+    case "$name" in
+      run-volumes-csi) wl=csi-pvs-small.yaml want='CSIPVsSmall 50 60 40' ;;
+      *) wl=migrated-pvs-small.yaml want='MigratedInTreePVsSmall 50 50 100' ;;
+    esac
+    run --workload "$root/tests/fixtures/workloads/$wl" --output json --quiet
+    [ "$rc" -eq 0 ] || { show; fail "exit code $rc, want 0"; }
+    python3 - "$tmp/out" $want <<'PY' || { show; fail "bad volume workload result"; }
+import json, sys
+r = json.load(open(sys.argv[1]))
+name, nodes, init, measured = sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
+got = (r["workload"], r["nodes"], r["initPods"], r["measuredPods"])
+assert got == (name, nodes, init, measured), got
+assert r["scheduled"] == measured and r["unschedulable"] == 0, (r["scheduled"], r["unschedulable"])
+assert r["invariants"]["violations"] == [], r["invariants"]
+assert r["invariants"]["checks"] > 0, r["invariants"]
+assert r["rawPodsPerSecond"] > 0, r["rawPodsPerSecond"]
+assert r["events"]["Scheduled"] >= measured, r["events"]
+PY
+    ;;
   bad-missing-workload)
     bad "$tmp/absent.yaml" "cannot read the file" -- --workload "$tmp/absent.yaml" --quiet ;;
   bad-workload-unknown-field)
     printf 'name: X\nthreshhold: 5\nops:\n- opcode: barrier\n' >"$tmp/w.yaml"
     bad "$tmp/w.yaml: threshhold: unknown field" -- --workload "$tmp/w.yaml" --quiet ;;
-  bad-workload-volume)
-    mkdir -p "$tmp/templates"
-    printf 'apiVersion: v1\nkind: Pod\nmetadata: {generateName: pvc-}\nspec:\n  containers: [{name: c, image: i}]\n  volumes: [{name: d, persistentVolumeClaim: {claimName: d}}]\n' \
-      >"$tmp/templates/pvc-pod.yaml"
-    printf 'name: X\nops:\n- {opcode: createNodes, count: 1, nodeTemplatePath: %s}\n- {opcode: createPods, count: 1, podTemplatePath: templates/pvc-pod.yaml, collectMetrics: true}\n' \
-      "$workloads/templates/node-default.yaml" >"$tmp/w.yaml"
-    bad "$tmp/w.yaml: ops[1].podTemplatePath" "spec.volumes[0]" "VolumeBinding" -- --workload "$tmp/w.yaml" --quiet ;;
+  bad-workload-pv-template)
+    # A pod template where the volume template belongs.
+    t=$workloads/templates
+    printf 'name: X\nops:\n- {opcode: createNodes, count: 1, nodeTemplatePath: %s}\n- {opcode: createPods, count: 1, podTemplatePath: %s, persistentVolumeTemplatePath: %s, persistentVolumeClaimTemplatePath: %s, collectMetrics: true}\n' \
+      "$t/node-default.yaml" "$t/pod-default.yaml" "$t/pod-default.yaml" "$t/pvc.yaml" >"$tmp/w.yaml"
+    bad "$tmp/w.yaml: ops[1].persistentVolumeTemplatePath" "a volume template must hold exactly one PersistentVolume" -- \
+      --workload "$tmp/w.yaml" --quiet ;;
   bad-manifest-as-workload)
     # The reverse of simulate's bad-workload-as-manifest: a manifest given to --workload.
     bad "$root/bench/examples/basic.yaml" "Kubernetes manifest" "simulate --cluster" -- \

@@ -1,0 +1,143 @@
+// The placement invariants that read the storage objects: a bound volume's node affinity and the
+// CSI attach limits of the nodes' CSINodes, checked on hand-made final states.
+#include "actors/invariants.hpp"
+
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "messages/codec.hpp"
+#include "messages/k8s/core.pb.h"
+#include "messages/k8s/storage.pb.h"
+
+namespace kas::test {
+namespace {
+
+template <class Proto>
+std::shared_ptr<const Proto> decode(const std::string& yaml) {
+  auto obj = std::make_shared<Proto>();
+  auto st = codec::decode_yaml(yaml, *obj);
+  if (!st) ADD_FAILURE() << st.err().message;
+  return obj;
+}
+
+node_info_ptr node(const std::string& name, const std::string& zone) {
+  auto n = compile_node(decode<k8s::core::Node>("metadata: {name: " + name + ", labels: {zone: " + zone +
+                                                "}}\nstatus: {capacity: {cpu: '4', memory: 32Gi, pods: '110'}}\n"));
+  if (!n) ADD_FAILURE() << n.err().message;
+  return *n;
+}
+
+// Pod `name` in namespace ns on `node_name`, with `volumes` (a YAML list).
+pod_info_ptr pod(const std::string& name, const std::string& node_name, const std::string& volumes) {
+  auto p = compile_pod(decode<k8s::core::Pod>("metadata: {name: " + name + ", namespace: ns}\nspec:\n"
+                                              "  containers: [{name: c, image: i}]\n  volumes: " + volumes + "\n"));
+  if (!p) ADD_FAILURE() << p.err().message;
+  return with_node_name(**p, node_name);
+}
+
+std::string claim_volume(const std::string& claim) {
+  return "[{name: v, persistentVolumeClaim: {claimName: " + claim + "}}]";
+}
+
+class VolumeInvariants : public ::testing::Test {
+protected:
+  // Claim ns/<claim> bound to volume <pv>, whose spec (beyond capacity and claimRef) is `spec`.
+  void bound_pair(const std::string& claim, const std::string& pv, const std::string& spec) {
+    auto v = compile_pv(decode<k8s::core::PersistentVolume>(
+      "metadata: {name: " + pv + "}\nspec: {capacity: {storage: 1Gi}, accessModes: [ReadWriteOnce], claimRef: "
+      "{namespace: ns, name: " + claim + "}, " + spec + "}\nstatus: {phase: Bound}\n"));
+    ASSERT_TRUE(v) << v.err().message;
+    objs_.volumes.pvs.put(pv, *v);
+    auto c = compile_pvc(decode<k8s::core::PersistentVolumeClaim>(
+      "metadata: {name: " + claim + ", namespace: ns, annotations: {pv.kubernetes.io/bind-completed: 'yes'}}\n"
+      "spec: {accessModes: [ReadWriteOnce], volumeName: " + pv + ", resources: {requests: {storage: 1Gi}}}\n"
+      "status: {phase: Bound}\n"));
+    ASSERT_TRUE(c) << c.err().message;
+    objs_.volumes.pvcs.put("ns/" + claim, *c);
+  }
+  void csi_node(const std::string& yaml) {
+    auto c = compile_csi_node(decode<k8s::storage::CSINode>(yaml));
+    ASSERT_TRUE(c) << c.err().message;
+    objs_.volumes.csi_nodes.put((*c)->name, *c);
+  }
+  std::vector<std::string> violations(const std::vector<pod_info_ptr>& pods) {
+    auto rep = check_placement(nodes_, pods, &objs_);
+    EXPECT_GT(rep.checks, 0u);
+    return rep.violations;
+  }
+  size_t checks(const std::vector<pod_info_ptr>& pods) { return check_placement(nodes_, pods, &objs_).checks; }
+
+  std::vector<node_info_ptr> nodes_ = {node("node-a", "a"), node("node-b", "b")};
+  cluster_objects objs_;
+};
+
+const std::string zone_a_affinity =
+  "nodeAffinity: {required: {nodeSelectorTerms: [{matchExpressions: [{key: zone, operator: In, values: [a]}]}]}}, "
+  "csi: {driver: d.csi.k8s.io, volumeHandle: h1}";
+
+TEST_F(VolumeInvariants, PodOnANodeItsVolumesAffinityExcludes) {
+  bound_pair("data", "pv-a", zone_a_affinity);
+  auto v = violations({pod("p", "node-b", claim_volume("data"))});
+  ASSERT_EQ(v.size(), 1u) << ::testing::PrintToString(v);
+  EXPECT_EQ(v[0], "ns/p on node-b uses volume pv-a (claim data), whose node affinity excludes the node");
+}
+
+TEST_F(VolumeInvariants, PodOnANodeItsVolumesAffinityAllows) {
+  bound_pair("data", "pv-a", zone_a_affinity);
+  size_t without = check_placement(nodes_, {pod("p", "node-a", "[]")}, &objs_).checks;
+  EXPECT_TRUE(violations({pod("p", "node-a", claim_volume("data"))}).empty());
+  EXPECT_EQ(checks({pod("p", "node-a", claim_volume("data"))}), without + 1) << "one check for the volume";
+}
+
+TEST_F(VolumeInvariants, UnboundOrMissingClaimsAreNotChecked) {
+  EXPECT_TRUE(violations({pod("p", "node-b", claim_volume("absent"))}).empty());
+}
+
+TEST_F(VolumeInvariants, CsiVolumesOverTheCsiNodeCount) {
+  csi_node("metadata: {name: node-a}\nspec: {drivers: [{name: d.csi.k8s.io, nodeID: node-a, allocatable: {count: 1}}]}\n");
+  bound_pair("one", "pv-1", "csi: {driver: d.csi.k8s.io, volumeHandle: h1}");
+  bound_pair("two", "pv-2", "csi: {driver: d.csi.k8s.io, volumeHandle: h2}");
+  auto v = violations({pod("p1", "node-a", claim_volume("one")), pod("p2", "node-a", claim_volume("two"))});
+  ASSERT_EQ(v.size(), 1u) << ::testing::PrintToString(v);
+  EXPECT_EQ(v[0], "node-a has 2 unique d.csi.k8s.io volumes attached, over its CSINode's allocatable count 1");
+}
+
+TEST_F(VolumeInvariants, ASharedVolumeCountsOnce) {
+  csi_node("metadata: {name: node-a}\nspec: {drivers: [{name: d.csi.k8s.io, nodeID: node-a, allocatable: {count: 1}}]}\n");
+  bound_pair("one", "pv-1", "csi: {driver: d.csi.k8s.io, volumeHandle: h1}");
+  EXPECT_TRUE(violations({pod("p1", "node-a", claim_volume("one")), pod("p2", "node-a", claim_volume("one"))}).empty());
+}
+
+TEST_F(VolumeInvariants, LimitsArePerNodeAndDriver) {
+  csi_node("metadata: {name: node-a}\nspec: {drivers: [{name: d.csi.k8s.io, nodeID: node-a, allocatable: {count: 1}}, "
+           "{name: e.csi.k8s.io, nodeID: node-a}]}\n");
+  bound_pair("one", "pv-1", "csi: {driver: d.csi.k8s.io, volumeHandle: h1}");
+  bound_pair("two", "pv-2", "csi: {driver: e.csi.k8s.io, volumeHandle: h2}");
+  bound_pair("three", "pv-3", "csi: {driver: e.csi.k8s.io, volumeHandle: h3}");
+  bound_pair("four", "pv-4", "csi: {driver: d.csi.k8s.io, volumeHandle: h4}");
+  // node-a: one d volume (limit 1), two e volumes (no count); node-b has no CSINode.
+  EXPECT_TRUE(violations({pod("p1", "node-a", claim_volume("one")), pod("p2", "node-a", claim_volume("two")),
+                          pod("p3", "node-a", claim_volume("three")), pod("p4", "node-b", claim_volume("four"))})
+                .empty());
+}
+
+TEST_F(VolumeInvariants, MigratedInTreeVolumesCountUnderTheirCsiDriver) {
+  csi_node("metadata: {name: node-a, annotations: {storage.alpha.kubernetes.io/migrated-plugins: kubernetes.io/aws-ebs}}\n"
+           "spec: {drivers: [{name: ebs.csi.aws.com, nodeID: node-a, allocatable: {count: 1}}]}\n");
+  bound_pair("one", "pv-1", "awsElasticBlockStore: {volumeID: vol-1}");
+  auto inline_ebs = "[{name: v, awsElasticBlockStore: {volumeID: vol-2}}]";
+  auto v = violations({pod("p1", "node-a", claim_volume("one")), pod("p2", "node-a", inline_ebs)});
+  ASSERT_EQ(v.size(), 1u) << ::testing::PrintToString(v);
+  EXPECT_EQ(v[0], "node-a has 2 unique ebs.csi.aws.com volumes attached, over its CSINode's allocatable count 1");
+}
+
+TEST_F(VolumeInvariants, InTreeVolumesOnANodeWithoutCsiNodeAreNotCounted) {
+  bound_pair("one", "pv-1", "awsElasticBlockStore: {volumeID: vol-1}");
+  bound_pair("two", "pv-2", "awsElasticBlockStore: {volumeID: vol-2}");
+  EXPECT_TRUE(violations({pod("p1", "node-b", claim_volume("one")), pod("p2", "node-b", claim_volume("two"))}).empty());
+}
+
+}  // namespace
+}  // namespace kas::test
