@@ -675,7 +675,10 @@ void put_volume_objects(api_self self, volume_write_ptr w, size_t next, caf::typ
     req.body = protobuf ? codec::encode_protobuf(pvc, "v1", "PersistentVolumeClaim") : codec::encode_json(pvc);
   }
   write(self, std::move(req), [self, w, next, rp](const api::http_response& r) mutable {
-    if (!r.ok()) return rp.deliver(status_of(r));
+    if (!r.ok()) {
+      rp.deliver(status_of(r));
+      return;
+    }
     put_volume_objects(self, w, next + 1, rp);
   });
 }

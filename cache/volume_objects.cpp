@@ -226,7 +226,8 @@ result<pvc_info_ptr> compile_pvc(std::shared_ptr<const k8s::core::PersistentVolu
   }
   info->phase = pvc->status().phase();
   if (auto* n = annotation(meta.annotations(), ann_selected_node)) info->selected_node = *n;
-  if (auto* b = annotation(meta.annotations(), ann_bind_completed)) info->bind_completed = *b == "yes";
+  // kube's isPVCFullyBound asks only whether the annotation is there (scheduler_perf writes "true").
+  info->bind_completed = annotation(meta.annotations(), ann_bind_completed) != nullptr;
   if (auto* p = annotation(meta.annotations(), ann_storage_provisioner))
     info->provisioner = *p;
   else if (auto* bp = annotation(meta.annotations(), ann_beta_storage_provisioner))

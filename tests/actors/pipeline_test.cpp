@@ -638,7 +638,9 @@ TEST(PipelineTest, ConcurrentCyclesNeverShareAVolume) {
   EXPECT_EQ(count_status(outs, "Unschedulable"), pods - nodes);
   std::set<std::string> used;
   for (auto& [uid, o] : outs)
-    if (o.status == "Scheduled") EXPECT_TRUE(used.insert(o.node).second) << "two pods on " << o.node;
+    if (o.status == "Scheduled") {
+      EXPECT_TRUE(used.insert(o.node).second) << "two pods on " << o.node;
+    }
 }
 
 TEST(PipelineTest, ConcurrentCyclesNeverOvercommit) {
