@@ -1,8 +1,6 @@
 // See cluster_store.hpp for the design note.
 #include "actors/cluster_store.hpp"
 
-#include "actors/pv_controller.hpp"
-
 namespace kas {
 
 namespace {
@@ -96,6 +94,7 @@ cluster_store::outcome cluster_store::set_objects(cluster_objects_ptr objects) {
   ch.type = cluster_event_type::objects;
   ch.objects = std::move(objects);
   emit(out, std::move(ch));
+  volume_work_.rebuild(objects_->volumes);
   sync_volumes(out);  // claims of the new objects the PV controller binds at once
   return out;
 }
@@ -104,6 +103,7 @@ void cluster_store::store_volume(outcome& out, volume_change vc) {
   auto objs = std::make_shared<cluster_objects>(*objects_);
   apply_volume_change(objs->volumes, vc);
   objects_ = std::move(objs);
+  volume_work_.note(vc);
   cluster_change ch;
   ch.type = cluster_event_type::volume;
   ch.volume = std::make_shared<const volume_change>(std::move(vc));
@@ -118,7 +118,7 @@ void cluster_store::sync_volumes(outcome& out) {
   // Each round binds or provisions; a provisioned volume binds in the next. Bounded: every round
   // either binds a claim for good or creates the one volume of a claim.
   for (size_t round = 0; round < 2 * objects_->volumes.pvcs.size() + 2; ++round) {
-    auto writes = pv_controller_sync(objects_->volumes, node_of);
+    auto writes = pv_controller_sync(objects_->volumes, node_of, &volume_work_);
     if (writes.empty()) return;
     for (auto& w : writes) store_volume(out, std::move(w));
   }

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "actors/event_correlator.hpp"
+#include "actors/pv_controller.hpp"
 #include "actors/protocol.hpp"
 
 namespace kas {
@@ -96,6 +97,7 @@ private:
   std::unordered_map<std::string, uint64_t> pod_seq_;
   uint64_t next_seq_ = 0;
   cluster_objects_ptr objects_ = std::make_shared<const cluster_objects>();
+  pv_controller_work volume_work_;  // what the PV controller's next sync looks at
   std::vector<cluster_event_record> events_;
   event_correlator correlator_;
   uint64_t rv_ = 0;

@@ -142,25 +142,57 @@ void sync_claim(const volume_objects& v, const pvc_info_ptr& claim, const node_l
 
 bool claim_fully_bound(const pvc_info& c) { return !c.volume_name.empty() && c.bind_completed; }
 
-std::vector<volume_change> pv_controller_sync(const volume_objects& v, const node_lookup& nodes) {
+namespace {
+
+bool needs_phase(const pv_info& pv) { return pv.phase.empty() || pv.phase == "Pending"; }
+bool pending(const pvc_info& c) { return c.phase != "Bound" && !c.deleting; }
+
+}  // namespace
+
+void pv_controller_work::note(const volume_change& ch) {
+  if (ch.kind == volume_change::pv) {
+    if (ch.old_pv) new_volumes.erase(ch.old_pv->name);
+    if (ch.new_pv && needs_phase(*ch.new_pv)) new_volumes.insert(ch.new_pv->name);
+  } else if (ch.kind == volume_change::pvc) {
+    if (ch.old_pvc) pending_claims.erase(ch.old_pvc->key());
+    if (ch.new_pvc && pending(*ch.new_pvc)) pending_claims.insert(ch.new_pvc->key());
+  }
+}
+
+void pv_controller_work::rebuild(const volume_objects& v) {
+  new_volumes.clear();
+  pending_claims.clear();
+  v.pvs.for_each([&](const pv_info& pv) {
+    if (needs_phase(pv)) new_volumes.insert(pv.name);
+  });
+  v.pvcs.for_each([&](const pvc_info& c) {
+    if (pending(c)) pending_claims.insert(c.key());
+  });
+}
+
+std::vector<volume_change> pv_controller_sync(const volume_objects& v, const node_lookup& nodes,
+                                              const pv_controller_work* work) {
+  pv_controller_work scanned;
+  if (!work) {
+    scanned.rebuild(v);
+    work = &scanned;
+  }
   std::vector<volume_change> out;
   // A new volume (no phase yet) becomes Available, as the controller's first sync of it makes it;
   // VolumeBinding matches only Available volumes.
-  v.pvs.for_each([&](const pv_info& pv) {
-    if (!pv.phase.empty() && pv.phase != "Pending") return;
-    auto obj = copy_of(pv.pv);
+  for (const auto& name : work->new_volumes) {
+    pv_info_ptr pv = v.pvs.get(name);
+    if (!pv || !needs_phase(*pv)) continue;
+    auto obj = copy_of(pv->pv);
     obj->mutable_status()->set_phase("Available");
-    if (auto next = compile_pv(std::move(obj))) out.push_back(pv_change(v.pvs.get(pv.name), *next));
-  });
+    if (auto next = compile_pv(std::move(obj))) out.push_back(pv_change(pv, *next));
+  }
   if (!out.empty()) return out;
-  std::vector<pvc_info_ptr> pending;
-  v.pvcs.for_each([&](const pvc_info& c) {
-    if (c.phase != "Bound" && !c.deleting) pending.push_back(v.pvcs.get(c.key()));
-  });
   // Claims in key order, so that which claim gets a contested volume does not depend on hashing.
-  std::sort(pending.begin(), pending.end(), [](const pvc_info_ptr& a, const pvc_info_ptr& b) { return a->key() < b->key(); });
   std::set<std::string> taken;  // volumes bound in this sync: the next claim must not take them too
-  for (const auto& claim : pending) {
+  for (const auto& key : work->pending_claims) {
+    pvc_info_ptr claim = v.pvcs.get(key);
+    if (!claim || !pending(*claim)) continue;
     size_t before = out.size();
     sync_claim(v, claim, nodes, taken, out);
     for (size_t i = before; i < out.size(); ++i)

@@ -21,6 +21,7 @@
 // Not modelled: reclaim policies and release of volumes whose claim is deleted, expansion, the
 // Lost phases, and the controller's resync delays (it acts at once).
 #include <functional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -32,10 +33,21 @@ namespace kas {
 // The node of a name, or null.
 using node_lookup = std::function<const node_info*(const std::string& name)>;
 
+// What a sync looks at: volumes without a phase and claims not Bound. The embedded cluster keeps it
+// as objects change (note() after each applied change), so a sync after one write does not scan
+// every volume and claim: SchedulingCSIPVs writes 20,000 of them.
+struct pv_controller_work {
+  std::set<std::string> new_volumes;     // names
+  std::set<std::string> pending_claims;  // "ns/name", in key order
+  void note(const volume_change& ch);
+  void rebuild(const volume_objects& v);
+};
+
 // The writes the controller makes now, given the storage objects: each a volume_change whose old
 // side is the stored object. Apply them in order, then call again until it returns none (a
-// provisioned volume binds in the next call).
-std::vector<volume_change> pv_controller_sync(const volume_objects& v, const node_lookup& nodes);
+// provisioned volume binds in the next call). Without `work`, every volume and claim is looked at.
+std::vector<volume_change> pv_controller_sync(const volume_objects& v, const node_lookup& nodes,
+                                              const pv_controller_work* work = nullptr);
 
 // kube's isPVCFullyBound: spec.volumeName set and pv.kubernetes.io/bind-completed present.
 bool claim_fully_bound(const pvc_info& c);

@@ -24,8 +24,6 @@ bool migratable_inline(const pod_volume& v) { return !csi_migration::in_tree_plu
 
 bool counts(const pod_volume& v) { return !v.claim_name.empty() || v.ephemeral || migratable_inline(v); }
 
-std::string unique_name(const std::string& driver, const std::string& handle) { return driver + "/" + handle; }
-
 fw::status error_status(const std::string& message) { return fw::status::error(message); }
 
 // kube's checkAttachableInlineVolume, up to the migration check, which needs the node.
@@ -63,15 +61,45 @@ const cluster_objects* objects_of(const fw::cycle_state& state, const pre_filter
 // kube's getNodeVolumeAttachmentInfo: the node's attachments of CSI persistent volumes, as unique
 // volume name -> attacher. Attachments without an attacher, of an inline volume, of a PV that is
 // gone or of a PV that is not CSI are not counted.
-std::unordered_map<std::string, std::string> attachments_on(const volume_objects& objects, const std::string& node) {
-  std::unordered_map<std::string, std::string> out;
+// One unique volume on a node: its CSI driver and handle, viewed in objects the call keeps alive.
+// Filter runs per node and a node holds a few volumes, so flat vectors searched linearly beat maps
+// of "driver/handle" strings (which were most of SchedulingCSIPVs' CPU).
+struct volume_ref {
+  std::string_view driver, handle;
+  bool operator==(const volume_ref& o) const { return driver == o.driver && handle == o.handle; }
+};
+
+bool holds(const std::vector<volume_ref>& v, const volume_ref& r) { return std::find(v.begin(), v.end(), r) != v.end(); }
+
+void add_unique(std::vector<volume_ref>& v, const volume_ref& r) {
+  if (!holds(v, r)) v.push_back(r);
+}
+
+// Per driver counts, for the few drivers of one node.
+struct driver_counts {
+  std::vector<std::pair<std::string_view, int64_t>> n;
+  void add(std::string_view driver) {
+    for (auto& [d, c] : n)
+      if (d == driver) return void(++c);
+    n.emplace_back(driver, 1);
+  }
+  int64_t of(std::string_view driver) const {
+    for (const auto& [d, c] : n)
+      if (d == driver) return c;
+    return 0;
+  }
+};
+
+// The node's VolumeAttachments that count: a CSI volume of a known PV, under the attacher.
+std::vector<volume_ref> attachments_on(const volume_objects& objects, const std::string& node) {
+  std::vector<volume_ref> out;
   const node_attachments* on_node = objects.attachments_on(node);
   if (!on_node) return out;
   for (const auto& a : on_node->items) {
     if (a->attacher.empty() || !a->pv_name) continue;
     const pv_info* pv = objects.volume(*a->pv_name);
     if (!pv || pv->source.kind != volume_source::csi) continue;
-    out.emplace(unique_name(a->attacher, pv->source.id), a->attacher);
+    add_unique(out, {a->attacher, pv->source.id});
   }
   return out;
 }
@@ -182,14 +210,13 @@ fw::status node_volume_limits::pre_filter(fw::cycle_state& state, const pod_info
 
 namespace {
 
-// Adds `volumes` to `into` (unique name -> driver) as they apply on a node with or without a
+// Adds `volumes` to `into`, each unique volume once, as they apply on a node with or without a
 // CSINode; the first failure that applies is returned.
-fw::status collect(const std::vector<counted_volume>& volumes, bool has_csi_node,
-                   std::unordered_map<std::string, std::string>& into) {
+fw::status collect(const std::vector<counted_volume>& volumes, bool has_csi_node, std::vector<volume_ref>& into) {
   for (const auto& c : volumes) {
     if (c.needs_csi_node && !has_csi_node) continue;  // no migration without a CSINode
     if (c.failure) return *c.failure;
-    into.emplace(unique_name(c.driver, c.handle), c.driver);
+    add_unique(into, {c.driver, c.handle});
   }
   return fw::status::ok();
 }
@@ -201,41 +228,43 @@ node_volume_limits::verdict node_volume_limits::count_on_node(const std::vector<
                                                               const node_info& node) const {
   verdict out;
   const csi_node_info* csi_node = objects.csi_node(node.name);
-  std::unordered_map<std::string, std::string> added;
+  std::vector<volume_ref> added;
   if (out.status = collect(wanted, csi_node != nullptr, added); !out.status.is_success() || added.empty())
     return out;
   // Without a CSINode, or with drivers that report no count, nothing limits the node.
   if (!csi_node) return out;
-  std::map<std::string_view, int64_t> limits;
-  for (const auto& d : csi_node->drivers)
-    if (d.allocatable_count) limits[d.name] = *d.allocatable_count;
-  if (limits.empty()) return out;
+  if (std::none_of(csi_node->drivers.begin(), csi_node->drivers.end(),
+                   [](const csi_node_driver& d) { return d.allocatable_count.has_value(); }))
+    return out;
 
-  std::unordered_map<std::string, std::string> attached;
+  // The volumes of the pods on the node; `resolved` keeps the strings `attached` views.
+  std::vector<std::vector<counted_volume>> resolved;
+  std::vector<volume_ref> attached;
   for (const auto& p : node.pods) {
     if (p->volumes.empty()) continue;
+    resolved.push_back(resolve(*p, objects, false));
     // The node has a CSINode here, so their in-tree volumes count too.
-    if (out.status = collect(resolve(*p, objects, false), true, attached); !out.status.is_success()) return out;
+    if (out.status = collect(resolved.back(), true, attached); !out.status.is_success()) return out;
   }
-  std::map<std::string_view, int64_t> attached_count, added_count;
-  for (const auto& [name, driver] : attached) {
-    added.erase(name);  // a volume the node already uses is not attached again
-    ++attached_count[driver];
-  }
+  driver_counts attached_count, added_count;
+  for (const auto& v : attached) attached_count.add(v.driver);
   // Attachments no pod on the node accounts for. As in kube, a volume the pod brings is not taken
   // off `added` when it is attached already: it counts twice.
-  auto attachments = attachments_on(objects, node.name);
-  for (const auto& [name, attacher] : attachments)
-    if (!attached.count(name)) ++attached_count[attacher];
-  for (const auto& [name, driver] : added) ++added_count[driver];
-  for (const auto& [driver, n] : added_count) {
-    auto limit = limits.find(driver);
-    if (limit == limits.end()) continue;
-    int64_t have = attached_count[driver];
-    if (have + n > limit->second) {
+  for (const auto& a : attachments_on(objects, node.name))
+    if (!holds(attached, a)) attached_count.add(a.driver);
+  // A volume the node's pods already use is not attached again.
+  for (const auto& v : added)
+    if (!holds(attached, v)) added_count.add(v.driver);
+  // Drivers in name order, so that explain names the same one every time.
+  std::sort(added_count.n.begin(), added_count.n.end());
+  for (const auto& [driver, n] : added_count.n) {
+    const csi_node_driver* d = csi_node->driver(driver);
+    if (!d || !d->allocatable_count) continue;
+    int64_t have = attached_count.of(driver), limit = *d->allocatable_count;
+    if (have + n > limit) {
       out.status = fw::status::unschedulable(err_reason_max_volume_count);
       out.exceeded_driver = std::string(driver);
-      out.attached = have, out.added = n, out.limit = limit->second;
+      out.attached = have, out.added = n, out.limit = limit;
       return out;
     }
   }
