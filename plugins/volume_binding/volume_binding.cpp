@@ -93,6 +93,17 @@ const volume_bindings* volume_binding::assumed(const fw::cycle_state& cs) {
 
 fw::status volume_binding::pre_filter(fw::cycle_state& cs, const pod_info& pod, const snapshot& snap,
                                       fw::pre_filter_result&) const {
+  if (!pod.has_claims()) {
+    // Most pods: one shared state that says so, never changed (Reserve and Unreserve leave a
+    // claimless state alone), instead of an allocation per pod. SchedulingBasic paid 2-3 % for it.
+    static const std::shared_ptr<state> no_claims = [] {
+      auto st = std::make_shared<state>();
+      st->all_bound = true;
+      return st;
+    }();
+    cs.write(state_key, no_claims);
+    return fw::status::skip();
+  }
   auto st = std::make_shared<state>();
   st->objects = snap.objects_ptr();
   const volume_objects& objs = st->objects->volumes;
@@ -149,6 +160,7 @@ fw::status volume_binding::score(const fw::cycle_state& cs, const pod_info&, con
 fw::status volume_binding::reserve(fw::cycle_state& cs, const pod_info& pod, const std::string& node) const {
   state* s = read_state(cs);
   if (!s) return fw::status::error(err_no_state);
+  if (!s->has_claims) return fw::status::ok();  // all_bound already; the state may be shared
   s->assumed.reset();
   auto it = s->by_node.find(node);
   // A pod without claims has no plan: nothing to bind.
@@ -170,7 +182,7 @@ fw::status volume_binding::reserve(fw::cycle_state& cs, const pod_info& pod, con
 }
 
 void volume_binding::unreserve(fw::cycle_state& cs, const pod_info&, const std::string&) const {
-  if (state* s = read_state(cs)) s->assumed.reset();
+  if (state* s = read_state(cs); s && s->has_claims) s->assumed.reset();
   cs.assumed_storage.clear();
 }
 
