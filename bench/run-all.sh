@@ -23,7 +23,8 @@ workloads=${WORKLOADS:-"scheduling-basic.yaml scheduling-basic-50000.yaml schedu
   scheduling-preferred-pod-anti-affinity.yaml scheduling-required-pod-anti-affinity-with-ns-selector.yaml
   scheduling-node-affinity.yaml mixed-scheduling-base-pod.yaml
   topology-spreading.yaml preferred-topology-spreading.yaml default-topology-spreading.yaml
-  scheduling-with-mixed-churn.yaml unschedulable.yaml preemption-basic.yaml preemption-async.yaml"}
+  scheduling-with-mixed-churn.yaml unschedulable.yaml preemption-basic.yaml preemption-async.yaml
+  scheduling-in-tree-pvs.yaml scheduling-migrated-in-tree-pvs.yaml scheduling-csi-pvs.yaml"}
 config_args=()
 [ -n "${CONFIG:-}" ] && config_args=(--config "$CONFIG")
 
