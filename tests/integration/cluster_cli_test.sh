@@ -9,7 +9,7 @@
 # failure.
 set -euo pipefail
 
-cases=(bind-all faults churn tls-token tls-wrong-ca kubectl bench-api workloads preemption restart event-series)
+cases=(bind-all faults churn tls-token tls-wrong-ca kubectl bench-api workloads preemption restart event-series volumes)
 if [ "${1:-}" = "--list" ]; then
   printf '%s\n' "${cases[@]}"
   exit 0
@@ -286,6 +286,42 @@ want["default/plain-new"] = "big"
 bad = {k: got.get(k) for k, v in want.items() if got.get(k) != v}
 sys.exit("expected %s, got %s" % ({k: want[k] for k in bad}, bad) if bad else 0)
 PY
+    ;;
+  volumes)
+    # The volume plugins through the API (tests/integration/volumes-run.yaml says what each pod
+    # shows). Nothing polls: kubectl wait watches each condition, with a deadline that only bounds a
+    # failure.
+    command -v kubectl >/dev/null || { echo "SKIP: kubectl not installed"; exit 77; }
+    start_apiserver
+    export KUBECONFIG="$certs/kubeconfig"
+    kubectl apply -f "$repo/tests/integration/volumes-run.yaml" >"$work/apply.out" 2>&1 ||
+      fail "kubectl apply: $(cat "$work/apply.out")"
+    # The PV controller of a real cluster would have marked the volumes Available and bound the
+    # pre-bound pair; here the test does it.
+    for pv in pv-zonal local-n1; do
+      kubectl patch pv "$pv" --subresource=status --type merge -p '{"status":{"phase":"Available"}}' >/dev/null ||
+        fail "marking $pv Available"
+    done
+    kubectl patch pvc data-zonal --subresource=status --type merge -p '{"status":{"phase":"Bound"}}' >/dev/null ||
+      fail "marking data-zonal Bound"
+    start_run "$certs/kubeconfig"
+    kubectl wait --for=jsonpath='{.spec.nodeName}'=n2 pod/zonal --timeout=60s >/dev/null ||
+      fail "zonal not bound to n2: $(kubectl get pods -o wide) $(tail -5 "$work/run.err")"
+    # PreBind reserves local-n1 for data-local through the API, then waits for the claim to bind.
+    kubectl wait --for=jsonpath='{.spec.claimRef.name}'=data-local pv/local-n1 --timeout=60s >/dev/null ||
+      fail "PreBind did not write local-n1's claimRef: $(kubectl get pv local-n1 -o yaml) $(tail -5 "$work/run.err")"
+    [ -z "$(kubectl get pod local -o jsonpath='{.spec.nodeName}')" ] || fail "local bound before its claim"
+    kubectl patch pvc data-local --type merge \
+      -p '{"spec":{"volumeName":"local-n1"},"metadata":{"annotations":{"pv.kubernetes.io/bind-completed":"yes"}}}' \
+      >/dev/null || fail "binding data-local"
+    kubectl wait --for=jsonpath='{.spec.nodeName}'=n1 pod/local --timeout=60s >/dev/null ||
+      fail "local not bound to n1 after its claim was: $(kubectl get pods -o wide) $(tail -5 "$work/run.err")"
+    kubectl wait --for=jsonpath='{.status.conditions[0].reason}'=Unschedulable pod/orphan --timeout=60s >/dev/null ||
+      fail "orphan not reported unschedulable: $(kubectl get pod orphan -o yaml)"
+    msg="$(kubectl get pod orphan -o jsonpath='{.status.conditions[0].message}')"
+    [[ $msg == *'persistentvolumeclaim "nope" not found'* ]] || fail "orphan's message: $msg"
+    [ -z "$(kubectl get pod orphan -o jsonpath='{.spec.nodeName}')" ] || fail "orphan was bound"
+    stop_run
     ;;
   preemption)
     # DefaultPreemption through the API: the preemptor (PriorityClass high) does not fit on n1; the
