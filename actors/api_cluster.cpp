@@ -10,8 +10,8 @@
 #include <spdlog/spdlog.h>
 
 #include "actors/watch_fanout.hpp"
-#include "actors/pv_controller.hpp"
 #include "actors/storage_informers.hpp"
+#include "cache/volume_objects.hpp"
 #include "client/api_requests.hpp"
 #include "client/reflector.hpp"
 #include "config/manifest_objects.hpp"
@@ -267,12 +267,7 @@ void wake_volume_waiters(api_self self) {
   auto& st = self->state;
   for (auto it = st.volume_waiters.begin(); it != st.volume_waiters.end();) {
     const auto& w = *it->second.write;
-    bool bound = true;
-    for (const auto& name : w.wait_for) {
-      const pvc_info* c = st.objects->volumes.claim(w.ns, name);
-      bound = bound && c && claim_fully_bound(*c);
-    }
-    if (!bound) {
+    if (!claims_bound(st.objects->volumes, w.ns, w.wait_for)) {
       ++it;
       continue;
     }

@@ -193,11 +193,7 @@ cluster_store::outcome cluster_store::write_volumes(
 }
 
 bool cluster_store::claims_bound(const std::string& ns, const std::vector<std::string>& names) const {
-  for (const auto& name : names) {
-    const pvc_info* c = objects_->volumes.claim(ns, name);
-    if (!c || !claim_fully_bound(*c)) return false;
-  }
-  return true;
+  return kas::claims_bound(objects_->volumes, ns, names);
 }
 
 cluster_store::outcome cluster_store::delete_pod(const std::string& uid) {

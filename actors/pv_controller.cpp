@@ -5,40 +5,35 @@
 #include <set>
 
 #include "messages/k8s/core.pb.h"
+#include "plugins/volume_binding/pv_matching.hpp"
 
 namespace kas {
 
 namespace {
 
-constexpr std::string_view no_provisioner = "kubernetes.io/no-provisioner";
+using plugins::no_provisioner;
 
-// The smallest available volume that matches the claim, or null (the controller's findBestMatch
-// without a node: class, access modes, volume mode, size, selector; never a volume another claim
-// holds or one being deleted).
-const pv_info* best_available(const volume_objects& v, const pvc_info& claim, const std::set<std::string>& taken) {
-  const pv_info* best = nullptr;
-  v.pvs.for_each([&](const pv_info& pv) {
-    if (pv.claim_ref || pv.deleting || taken.count(pv.name)) return;
-    if (pv.storage_class != claim.class_name()) return;
-    if ((pv.access_modes & claim.access_modes) != claim.access_modes) return;
-    if (pv.block_mode != claim.block_mode) return;
-    if (pv.capacity_bytes < claim.request_bytes) return;
-    if (claim.selector && !claim.selector->matches(pv.labels)) return;
-    if (!best || pv.capacity_bytes < best->capacity_bytes ||
-        (pv.capacity_bytes == best->capacity_bytes && pv.name < best->name))
-      best = &pv;
-  });
-  return best;
+// Every volume, in name order: FindMatchingVolume gives ties to the first candidate, and kube's
+// listers have no order, so name order makes which volume wins the same on every run.
+std::vector<const pv_info*> volumes_by_name(const volume_objects& v) {
+  std::vector<const pv_info*> out;
+  out.reserve(v.pvs.size());
+  v.pvs.for_each([&](const pv_info& pv) { out.push_back(&pv); });
+  std::sort(out.begin(), out.end(), [](const pv_info* a, const pv_info* b) { return a->name < b->name; });
+  return out;
 }
 
-const pv_info* reserved_for(const volume_objects& v, const pvc_info& claim) {
-  const pv_info* found = nullptr;
-  v.pvs.for_each([&](const pv_info& pv) {
-    if (found || !pv.claim_ref) return;
-    const auto& r = *pv.claim_ref;
-    if (r.ns == claim.ns && r.name == claim.name && (r.uid.empty() || r.uid == claim.uid)) found = &pv;
-  });
-  return found;
+// kube's findBestMatchForClaim: FindMatchingVolume without a node, over the volumes that offer
+// every access mode the claim asks for (the controller's index checks them; FindMatchingVolume
+// does only on the scheduler's path). Not modelled: the index also tries volumes with fewer access
+// modes first. `taken` holds the volumes this sync already bound, which no other claim may take.
+const pv_info* best_match(const std::vector<const pv_info*>& volumes, const pvc_info& claim,
+                          const std::set<std::string>& taken, bool delay_binding) {
+  std::vector<const pv_info*> candidates;
+  candidates.reserve(volumes.size());
+  for (const pv_info* pv : volumes)
+    if (plugins::check_access_modes(claim, *pv)) candidates.push_back(pv);
+  return plugins::find_matching_volume(claim, candidates, nullptr, taken, delay_binding);
 }
 
 template <class T>
@@ -46,15 +41,11 @@ std::shared_ptr<T> copy_of(const std::shared_ptr<const T>& obj) {
   return obj ? std::make_shared<T>(*obj) : std::make_shared<T>();
 }
 
-// Both sides of a binding, as the controller writes them.
+// Both sides of a binding, as the controller writes them: the volume's side is kube's
+// GetBindVolumeToClaim, plus the phase the controller writes in its next status update.
 void bind_claim(const pv_info_ptr& pv, const pvc_info_ptr& claim, std::vector<volume_change>& out) {
-  auto pv_obj = copy_of(pv->pv);
-  auto* ref = pv_obj->mutable_spec()->mutable_claim_ref();
-  ref->set_kind("PersistentVolumeClaim");
-  ref->set_api_version("v1");
-  ref->set_namespace_(claim->ns);
-  ref->set_name(claim->name);
-  ref->set_uid(claim->uid);
+  bool dirty = false;
+  auto pv_obj = plugins::bind_volume_to_claim(*pv, *claim, dirty);
   pv_obj->mutable_status()->set_phase("Bound");
   auto new_pv = compile_pv(std::move(pv_obj));
   auto claim_obj = copy_of(claim->pvc);
@@ -116,33 +107,27 @@ void provision(const volume_objects& v, const pvc_info& claim, const storage_cla
   if (pv) out.push_back(pv_change(nullptr, *pv));
 }
 
-// One claim's step.
-void sync_claim(const volume_objects& v, const pvc_info_ptr& claim, const node_lookup& nodes,
-                const std::set<std::string>& taken, std::vector<volume_change>& out) {
+// One claim's step. `volumes` is volumes_by_name(v).
+void sync_claim(const volume_objects& v, const std::vector<const pv_info*>& volumes, const pvc_info_ptr& claim,
+                const node_lookup& nodes, const std::set<std::string>& taken, std::vector<volume_change>& out) {
   if (!claim->volume_name.empty()) {
     pv_info_ptr pv = v.pvs.get(claim->volume_name);
     if (!pv || pv->deleting) return;  // waits for its volume
-    if (pv->claim_ref && (pv->claim_ref->ns != claim->ns || pv->claim_ref->name != claim->name)) return;
+    if (pv->claim_ref && !plugins::is_volume_bound_to_claim(*pv, *claim)) return;  // another claim's
     return bind_claim(pv, claim, out);
   }
-  if (const pv_info* r = reserved_for(v, *claim)) return bind_claim(v.pvs.get(r->name), claim, out);
   const storage_class_info* sc = claim->class_name().empty() ? nullptr : v.storage_class(claim->class_name());
   bool wait_for_consumer = sc && sc->binding_mode == volume_binding_mode::wait_for_first_consumer;
-  if (!wait_for_consumer) {
-    if (const pv_info* pv = best_available(v, *claim, taken)) return bind_claim(v.pvs.get(pv->name), claim, out);
-  }
+  // The volume reserved for the claim (the scheduler's PreBind wrote its claimRef) even when it
+  // waits for a consumer; otherwise the smallest that matches.
+  if (const pv_info* pv = best_match(volumes, *claim, taken, wait_for_consumer))
+    return bind_claim(v.pvs.get(pv->name), claim, out);
   if (!sc || sc->provisioner.empty() || sc->provisioner == no_provisioner) return;
   if (!wait_for_consumer) return provision(v, *claim, *sc, nullptr, out);
   if (claim->selected_node.empty()) return;
   const node_info* node = nodes(claim->selected_node);
   if (node) provision(v, *claim, *sc, node, out);
 }
-
-}  // namespace
-
-bool claim_fully_bound(const pvc_info& c) { return !c.volume_name.empty() && c.bind_completed; }
-
-namespace {
 
 bool needs_phase(const pv_info& pv) { return pv.phase.empty() || pv.phase == "Pending"; }
 bool pending(const pvc_info& c) { return c.phase != "Bound" && !c.deleting; }
@@ -190,11 +175,17 @@ std::vector<volume_change> pv_controller_sync(const volume_objects& v, const nod
   if (!out.empty()) return out;
   // Claims in key order, so that which claim gets a contested volume does not depend on hashing.
   std::set<std::string> taken;  // volumes bound in this sync: the next claim must not take them too
+  std::vector<const pv_info*> volumes;
+  bool listed = false;
   for (const auto& key : work->pending_claims) {
     pvc_info_ptr claim = v.pvcs.get(key);
     if (!claim || !pending(*claim)) continue;
+    if (!listed) {  // once a sync, and only when a claim is pending
+      volumes = volumes_by_name(v);
+      listed = true;
+    }
     size_t before = out.size();
-    sync_claim(v, claim, nodes, taken, out);
+    sync_claim(v, volumes, claim, nodes, taken, out);
     for (size_t i = before; i < out.size(); ++i)
       if (out[i].new_pv) taken.insert(out[i].new_pv->name);
   }

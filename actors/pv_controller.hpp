@@ -7,16 +7,19 @@
 // and not being deleted:
 // - a claim with spec.volumeName binds to that volume if the volume exists and is free or already
 //   reserved for it (claimRef), as the controller's syncBoundClaim/syncUnboundClaim;
-// - a claim some volume's claimRef names (the scheduler's PreBind wrote it) takes that volume;
-// - a claim of an Immediate class (or of no class) binds to the smallest available volume that
-//   matches it (class, access modes, volume mode, size, selector);
+// - otherwise the controller's findBestMatchForClaim, through the scheduler's FindMatchingVolume
+//   (plugins/volume_binding/pv_matching.hpp): a claim some volume's claimRef names (the scheduler's
+//   PreBind wrote it) takes that volume, and a claim of an Immediate class (or of no class) binds
+//   to the smallest Available volume that matches it (class, access modes, volume mode,
+//   attributes class, size, selector);
 // - a claim of a class with a provisioner other than kubernetes.io/no-provisioner is provisioned:
 //   Immediate claims at once, WaitForFirstConsumer claims once the scheduler set
 //   volume.kubernetes.io/selected-node. The new volume is named pvc-<claim uid>, sized as requested,
 //   and pinned, by node affinity, to the selected node's values of the topology keys its CSI driver
 //   reports in that node's CSINode (no keys: no affinity, as a network volume).
-// Binding writes both sides as the controller does: the volume's claimRef and phase Bound, the
-// claim's spec.volumeName, phase Bound and pv.kubernetes.io/bind-completed: "yes".
+// Binding writes both sides as the controller does: the volume's claimRef, phase Bound and (unless
+// it was reserved for the claim) pv.kubernetes.io/bound-by-controller: "yes", the claim's
+// spec.volumeName, phase Bound and pv.kubernetes.io/bind-completed: "yes".
 //
 // Not modelled: reclaim policies and release of volumes whose claim is deleted, expansion, the
 // Lost phases, and the controller's resync delays (it acts at once).
@@ -48,8 +51,5 @@ struct pv_controller_work {
 // provisioned volume binds in the next call). Without `work`, every volume and claim is looked at.
 std::vector<volume_change> pv_controller_sync(const volume_objects& v, const node_lookup& nodes,
                                               const pv_controller_work* work = nullptr);
-
-// kube's isPVCFullyBound: spec.volumeName set and pv.kubernetes.io/bind-completed present.
-bool claim_fully_bound(const pvc_info& c);
 
 }  // namespace kas

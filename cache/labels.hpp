@@ -49,6 +49,16 @@ private:
   std::shared_ptr<const std::vector<entry>> data_;
 };
 
+// A label map from a map of string pairs: the protobuf maps of metadata.labels and
+// spec.nodeSelector, as the compilers of every kind read them.
+template <class Map>
+label_map to_label_map(const Map& m) {
+  std::vector<label_map::entry> entries;
+  entries.reserve(m.size());
+  for (auto& [k, v] : m) entries.emplace_back(k, v);
+  return label_map(std::move(entries));
+}
+
 // Namespace names as small integers, interned on first sight (namespaces are few and long-lived;
 // the table is never shrunk). 0 is never an id.
 uint32_t intern_namespace(std::string_view ns);

@@ -237,14 +237,6 @@ std::vector<host_port> compile_host_ports(const k8s::core::PodSpec& spec) {
   return out;
 }
 
-template <class Map>
-label_map to_label_map(const Map& m) {
-  std::vector<label_map::entry> entries;
-  entries.reserve(m.size());
-  for (auto& [k, v] : m) entries.emplace_back(k, v);
-  return label_map(std::move(entries));
-}
-
 // kube's getNamespacesFromPodAffinityTerm plus the apiserver's MatchLabelKeysInPodAffinity merge:
 // matchLabelKeys / mismatchLabelKeys become `key In/NotIn [the pod's value]` for each key the pod
 // carries; a nil labelSelector stays nil (it matches nothing, and the apiserver adds nothing).

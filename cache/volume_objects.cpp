@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "cache/pod_info.hpp"
+#include "messages/field_path.hpp"
 #include "messages/k8s/core.pb.h"
 #include "messages/k8s/storage.pb.h"
 #include "messages/quantity.hpp"
@@ -12,16 +13,6 @@ namespace kas {
 namespace {
 
 error at(const std::string& path, const std::string& msg) { return error{path + ": " + msg}; }
-
-std::string quoted(const std::string& s) { return "\"" + s + "\""; }
-
-template <class Map>
-label_map labels_of(const Map& m) {
-  std::vector<label_map::entry> entries;
-  entries.reserve(m.size());
-  for (auto& [k, v] : m) entries.emplace_back(k, v);
-  return label_map(std::move(entries));
-}
 
 template <class Map>
 const std::string* annotation(const Map& m, std::string_view key) {
@@ -80,6 +71,14 @@ result<std::optional<int64_t>> optional_bytes(bool has, const k8s::meta::Quantit
 const std::string& pvc_info::class_name() const {
   static const std::string none;
   return storage_class ? *storage_class : none;
+}
+
+bool claims_bound(const volume_objects& v, std::string_view ns, const std::vector<std::string>& names) {
+  for (const auto& name : names) {
+    const pvc_info* c = v.claim(ns, name);
+    if (!c || !claim_fully_bound(*c)) return false;
+  }
+  return true;
 }
 
 const csi_node_driver* csi_node_info::driver(std::string_view name) const {
@@ -168,7 +167,7 @@ result<pv_info_ptr> compile_pv(std::shared_ptr<const k8s::core::PersistentVolume
   info->name = meta.name();
   info->uid = meta.uid();
   info->resource_version = meta.resource_version();
-  info->labels = labels_of(meta.labels());
+  info->labels = to_label_map(meta.labels());
   if (auto* c = annotation(meta.annotations(), ann_beta_storage_class))
     info->storage_class = *c;
   else
@@ -205,7 +204,7 @@ result<pvc_info_ptr> compile_pvc(std::shared_ptr<const k8s::core::PersistentVolu
   info->name = meta.name();
   info->uid = meta.uid();
   info->resource_version = meta.resource_version();
-  info->labels = labels_of(meta.labels());
+  info->labels = to_label_map(meta.labels());
   if (auto* c = annotation(meta.annotations(), ann_beta_storage_class))
     info->storage_class = *c;
   else if (spec.has_storage_class_name())

@@ -337,6 +337,13 @@ struct volume_objects {
   }
 };
 
+// kube's isPVCFullyBound: spec.volumeName set and pv.kubernetes.io/bind-completed present.
+inline bool claim_fully_bound(const pvc_info& c) { return !c.volume_name.empty() && c.bind_completed; }
+
+// Every named claim of namespace `ns` exists and is fully bound: what a PreBind that wrote its
+// bindings waits for, in the embedded cluster's store and over the API alike.
+bool claims_bound(const volume_objects& v, std::string_view ns, const std::vector<std::string>& names);
+
 // A change to one storage object: what the queue turns into a framework event
 // (PersistentVolumeClaimAdd, ...), with the compiled old and new objects for QueueingHints.
 struct volume_change {

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "messages/k8s/core.pb.h"
+#include "plugins/helper/volumes_signer.hpp"
 #include "plugins/volume_binding/pv_matching.hpp"
 #include "plugins/volume_binding/state.hpp"
 
@@ -220,25 +221,20 @@ fw::status volume_binding::pre_bind_async(fw::cycle_state& cs, const pod_info& p
 }
 
 bool volume_binding::sign_pod(const pod_info& pod, std::string& out) const {
-  // kube's VolumesSigner: every volume source but configMap and secret (which decode to an empty
-  // source here), sorted. An ephemeral volume's claim is the pod's own, so its name is added: two
-  // pods with equal templates still get different claims.
-  std::vector<std::string> parts;
-  if (pod.pod) {
-    for (const auto& v : pod.pod->spec().volumes()) {
-      std::string bytes;
-      {
-        google::protobuf::io::StringOutputStream sos(&bytes);
-        google::protobuf::io::CodedOutputStream cos(&sos);
-        cos.SetSerializationDeterministic(true);
-        v.volume_source().SerializeToCodedStream(&cos);
-      }
-      if (bytes.empty()) continue;
-      if (v.volume_source().has_ephemeral()) bytes += "|" + pod.name + "-" + v.name();
-      parts.push_back(std::move(bytes));
+  // kube's VolumesSigner (helper/volumes_signer.hpp) over each source's deterministic protobuf
+  // bytes, length-prefixed as bytes may hold any separator. An ephemeral volume's claim is the
+  // pod's own, so its name is added: two pods with equal templates still get different claims.
+  auto parts = helper::sorted_volume_sources(pod, [&](const k8s::core::Volume& v) {
+    std::string bytes;
+    {
+      google::protobuf::io::StringOutputStream sos(&bytes);
+      google::protobuf::io::CodedOutputStream cos(&sos);
+      cos.SetSerializationDeterministic(true);
+      v.volume_source().SerializeToCodedStream(&cos);
     }
-  }
-  std::sort(parts.begin(), parts.end());
+    if (!bytes.empty() && v.volume_source().has_ephemeral()) bytes += "|" + pod.name + "-" + v.name();
+    return bytes;
+  });
   for (const auto& p : parts) {
     out += std::to_string(p.size());
     out += ':';

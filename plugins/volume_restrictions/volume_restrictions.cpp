@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "plugins/volume_zone/volume_zone.hpp"
+#include "plugins/helper/volumes_signer.hpp"
 
 namespace kas::plugins {
 
@@ -209,7 +209,7 @@ std::vector<fw::cluster_event_with_hint> volume_restrictions::events_to_register
 }
 
 bool volume_restrictions::sign_pod(const pod_info& pod, std::string& out) const {
-  sign_volumes(pod, out);
+  helper::sign_volumes(pod, out);
   return true;
 }
 

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "messages/codec.hpp"
+#include "plugins/helper/volumes_signer.hpp"
 
 namespace kas::plugins {
 
@@ -171,20 +171,6 @@ std::vector<pv_topology> pv_topologies(const pv_info& pv) {
   return out;
 }
 
-void sign_volumes(const pod_info& pod, std::string& out) {
-  if (!pod.pod) return;
-  std::vector<std::string> parts;
-  for (const auto& v : pod.pod->spec().volumes()) {
-    std::string json = codec::encode_json(v.volume_source());
-    if (json != "{}") parts.push_back(std::move(json));
-  }
-  std::sort(parts.begin(), parts.end());
-  for (auto& p : parts) {
-    out += p;
-    out += '\x1e';
-  }
-}
-
 result<std::shared_ptr<fw::plugin>> volume_zone::make(const YAML::Node&, const std::string&, const fw::handle&) {
   return std::shared_ptr<fw::plugin>(std::make_shared<volume_zone>());
 }
@@ -238,7 +224,7 @@ std::vector<fw::cluster_event_with_hint> volume_zone::events_to_register() const
 }
 
 bool volume_zone::sign_pod(const pod_info& pod, std::string& out) const {
-  sign_volumes(pod, out);
+  helper::sign_volumes(pod, out);
   return true;
 }
 

@@ -39,11 +39,6 @@ std::optional<std::vector<std::string>> label_zones_to_set(std::string_view valu
 // label whose value does not parse is left out, as kube ignores it.
 std::vector<pv_topology> pv_topologies(const pv_info& pv);
 
-// kube's fwk.VolumesSigner, shared by the volume plugins' SignPod: every volume source but
-// configMap and secret, as JSON, sorted. Sources of kinds the protos do not declare (configMap,
-// secret, projected, downwardAPI, ...) decode empty and are left out: no plugin reads them.
-void sign_volumes(const pod_info& pod, std::string& out);
-
 class volume_zone final : public fw::pre_filter_plugin,
                           public fw::filter_plugin,
                           public fw::enqueue_extensions,

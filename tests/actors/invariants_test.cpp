@@ -7,20 +7,12 @@
 
 #include <gtest/gtest.h>
 
-#include "messages/codec.hpp"
 #include "messages/k8s/core.pb.h"
 #include "messages/k8s/storage.pb.h"
+#include "tests/plugins/fixtures.hpp"
 
 namespace kas::test {
 namespace {
-
-template <class Proto>
-std::shared_ptr<const Proto> decode(const std::string& yaml) {
-  auto obj = std::make_shared<Proto>();
-  auto st = codec::decode_yaml(yaml, *obj);
-  if (!st) ADD_FAILURE() << st.err().message;
-  return obj;
-}
 
 node_info_ptr node(const std::string& name, const std::string& zone) {
   auto n = compile_node(decode<k8s::core::Node>("metadata: {name: " + name + ", labels: {zone: " + zone +

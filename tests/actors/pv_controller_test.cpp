@@ -1,23 +1,17 @@
 // The embedded cluster's PV controller, and the store's storage writes, without an actor system.
 #include "actors/pv_controller.hpp"
 
+#include <tuple>
+
 #include <gtest/gtest.h>
 
 #include "actors/cluster_store.hpp"
-#include "messages/codec.hpp"
 #include "messages/k8s/core.pb.h"
 #include "messages/k8s/storage.pb.h"
+#include "tests/plugins/fixtures.hpp"
 
 namespace kas::test {
 namespace {
-
-template <class Proto>
-std::shared_ptr<const Proto> decode(std::string_view yaml) {
-  auto obj = std::make_shared<Proto>();
-  auto st = codec::decode_yaml(yaml, *obj);
-  if (!st) ADD_FAILURE() << st.err().message;
-  return obj;
-}
 
 pv_info_ptr pv(std::string_view yaml) { return *compile_pv(decode<k8s::core::PersistentVolume>(yaml)); }
 pvc_info_ptr pvc(std::string_view yaml) { return *compile_pvc(decode<k8s::core::PersistentVolumeClaim>(yaml)); }
@@ -51,9 +45,11 @@ TEST(PVController, ImmediateClaimBindsTheSmallestMatchingVolume) {
   volume_objects v;
   v.classes.put("manual", sc("metadata: {name: manual}\nprovisioner: kubernetes.io/no-provisioner\n"
                              "volumeBindingMode: Immediate\n"));
-  for (auto [name, size] : {std::pair{"big", "100Gi"}, {"small", "5Gi"}, {"fits", "10Gi"}})
+  // "released" would fit best, but only Available volumes match (kube's FindMatchingVolume).
+  for (auto [name, size, status] : {std::tuple{"big", "100Gi", ""}, {"small", "5Gi", ""}, {"fits", "10Gi", ""},
+                                    {"released", "9Gi", "status: {phase: Released}\n"}})
     v.pvs.put(name, pv("metadata: {name: " + std::string(name) + "}\nspec: {capacity: {storage: " + size +
-                       "}, accessModes: [ReadWriteOnce], storageClassName: manual}\n"));
+                       "}, accessModes: [ReadWriteOnce], storageClassName: manual}\n" + status));
   v.pvcs.put("default/data", pvc("metadata: {name: data, uid: u1}\nspec: {accessModes: [ReadWriteOnce], "
                                  "storageClassName: manual, resources: {requests: {storage: 8Gi}}}\n"));
   EXPECT_EQ(settle(v, no_nodes), 5u);  // three volumes become Available, then both sides of the binding
@@ -66,7 +62,9 @@ TEST(PVController, ImmediateClaimBindsTheSmallestMatchingVolume) {
   ASSERT_TRUE(p->claim_ref);
   EXPECT_EQ(p->claim_ref->uid, "u1");
   EXPECT_EQ(p->phase, "Bound");
+  EXPECT_TRUE(p->bound_by_controller);
   EXPECT_FALSE(v.volume("small")->claim_ref);
+  EXPECT_FALSE(v.volume("released")->claim_ref);
 }
 
 TEST(PVController, WaitForFirstConsumerWaitsForTheScheduler) {

@@ -5,20 +5,12 @@
 
 #include <gtest/gtest.h>
 
-#include "messages/codec.hpp"
 #include "messages/k8s/core.pb.h"
 #include "messages/k8s/storage.pb.h"
+#include "tests/plugins/fixtures.hpp"
 
 namespace kas::test {
 namespace {
-
-template <class Proto>
-std::shared_ptr<const Proto> decode(std::string_view yaml) {
-  auto obj = std::make_shared<Proto>();
-  auto st = codec::decode_yaml(yaml, *obj);
-  EXPECT_TRUE(st.ok()) << (st.ok() ? "" : st.err().message);
-  return obj;
-}
 
 TEST(ObjectTable, CopiesShareAllButTheChangedShard) {
   object_table<storage_class_info> a;

@@ -14,18 +14,24 @@
 
 namespace kas::test {
 
+// Any API object from YAML, through the scheduler's codec. A fixture that does not decode is a
+// broken test: it throws, naming `what` ("pv fixture: spec.capacity: ...").
+template <class Proto>
+std::shared_ptr<Proto> decode(std::string_view yaml, std::string_view what = "") {
+  auto obj = std::make_shared<Proto>();
+  if (auto st = codec::decode_yaml(yaml, *obj); !st)
+    throw std::runtime_error((what.empty() ? std::string() : std::string(what) + " ") + "fixture: " + st.err().message);
+  return obj;
+}
+
 inline pod_info_ptr pod_from_yaml(std::string_view yaml) {
-  auto pod = std::make_shared<k8s::core::Pod>();
-  if (auto st = codec::decode_yaml(yaml, *pod); !st) throw std::runtime_error("pod fixture: " + st.err().message);
-  auto p = compile_pod(pod);
+  auto p = compile_pod(decode<k8s::core::Pod>(yaml, "pod"));
   if (!p) throw std::runtime_error("pod fixture: " + p.err().message);
   return *p;
 }
 
 inline std::shared_ptr<node_info> node_from_yaml(std::string_view yaml, const std::vector<pod_info_ptr>& pods = {}) {
-  auto node = std::make_shared<k8s::core::Node>();
-  if (auto st = codec::decode_yaml(yaml, *node); !st) throw std::runtime_error("node fixture: " + st.err().message);
-  auto n = compile_node(node);
+  auto n = compile_node(decode<k8s::core::Node>(yaml, "node"));
   if (!n) throw std::runtime_error("node fixture: " + n.err().message);
   for (auto& p : pods) (*n)->add_pod(with_node_name(*p, (*n)->name));
   return *n;

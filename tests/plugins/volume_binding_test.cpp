@@ -21,13 +21,6 @@
 
 namespace kas::test::vb {
 
-template <class Msg>
-std::shared_ptr<Msg> decode(const std::string& yaml, const char* what) {
-  auto m = std::make_shared<Msg>();
-  if (auto st = codec::decode_yaml(yaml, *m); !st) throw std::runtime_error(std::string(what) + ": " + st.err().message);
-  return m;
-}
-
 // makePV(name, class) with its options, as YAML.
 struct pv_spec {
   std::string name, cls;
@@ -872,7 +865,7 @@ fw::queueing_hint run_hint(fw::event_resource r, const pod_info& pod, const volu
 template <class T, class Msg>
 std::shared_ptr<const T> compiled(result<std::shared_ptr<const T>> (*compile)(std::shared_ptr<const Msg>),
                                   const std::string& yaml) {
-  auto r = compile(test::vb::decode<Msg>(yaml, "object"));
+  auto r = compile(test::decode<Msg>(yaml, "object"));
   if (!r) throw std::runtime_error(r.err().message);
   return *r;
 }
