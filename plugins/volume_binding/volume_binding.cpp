@@ -130,6 +130,10 @@ fw::status volume_binding::filter(const fw::cycle_state& cs, const pod_info& pod
     auto st = find_pod_volumes(pod, s->claims, node, s->objects->volumes, plan);
     if (!st.is_success()) return st;
   }
+  // Nothing to bind or provision here (every claim bound): Reserve finds no plan and takes the pod
+  // as bound, as kube's does for a node without one. Storing empty plans per node cost a lock, a
+  // string and a map node for every node every pod with claims passed.
+  if (plan.static_bindings.empty() && plan.dynamic_provisions.empty()) return fw::status::ok();
   std::lock_guard<std::mutex> lock(s->mu);
   s->has_static_bindings = s->has_static_bindings || !plan.static_bindings.empty();
   s->by_node[node.name] = std::move(plan);
