@@ -7,7 +7,7 @@
 #include <unordered_map>
 #include <utility>
 
-#include "plugins/node_volume_limits/node_volume_limits.hpp"
+#include "cache/csi_translation.hpp"
 
 namespace kas {
 
@@ -209,7 +209,7 @@ private:
   // (null: the node has none), or nothing.
   std::optional<std::pair<std::string, std::string>> attached_as(const pod_info& p, const pod_volume& v,
                                                                  const csi_node_info* csi_node) const {
-    namespace mig = plugins::csi_migration;
+    namespace mig = csi_migration;
     const volume_source* src = &v.inline_source;
     const pv_info* pv = nullptr;
     if (!v.claim_name.empty()) {

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "cache/attachable_volumes.hpp"
 #include "messages/quantity.hpp"
 
 namespace kas {
@@ -53,6 +54,7 @@ void node_info::add_pod(pod_info_ptr p) {
   used_ports.insert(used_ports.end(), p->host_ports.begin(), p->host_ports.end());
   if (p->has_pod_affinity()) pods_with_affinity.push_back(p);
   if (p->has_required_anti_affinity()) pods_with_required_anti_affinity.push_back(p);
+  if (!p->volumes.empty() && has_attachable_volumes(*p)) volume_usage_current = false;
   pods.push_back(std::move(p));
   ++generation;
 }
@@ -95,6 +97,7 @@ void node_info::remove_pod_at(size_t at) {
   }
   swap_remove(pods_with_affinity, uid);
   swap_remove(pods_with_required_anti_affinity, uid);
+  if (!p->volumes.empty() && has_attachable_volumes(*p)) volume_usage_current = false;
   ++generation;
 }
 

@@ -17,6 +17,8 @@
 
 namespace kas {
 
+struct node_volume_usage;  // attachable_volumes.hpp
+
 // Image names are interned to process-wide ids when a node is compiled, so ImageLocality's Score
 // compares integers per node, not strings.
 inline constexpr uint32_t no_image_id = UINT32_MAX;
@@ -50,6 +52,12 @@ struct node_info {
   // inter-pod (anti-)affinity term, and pods with a required anti-affinity term.
   std::vector<pod_info_ptr> pods_with_affinity;
   std::vector<pod_info_ptr> pods_with_required_anti_affinity;
+  // What NodeVolumeLimits reads of the node, resolved (attachable_volumes.hpp); null when there is
+  // nothing to count. Only the scheduler cache sets `volume_usage_current`, and keeps the usage
+  // current then; add_pod/remove_pod of a pod with such volumes (a copy changed outside the cache:
+  // nominated pods, preemption's what-ifs) clear it, and readers then resolve the node themselves.
+  std::shared_ptr<const node_volume_usage> volume_usage;
+  bool volume_usage_current = false;
 
   uint64_t generation = 0;
 

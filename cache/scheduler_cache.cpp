@@ -5,6 +5,8 @@
 
 #include <algorithm>
 
+#include "cache/attachable_volumes.hpp"
+
 namespace kas {
 namespace {
 
@@ -50,6 +52,8 @@ void scheduler_cache::add_or_update_node(std::shared_ptr<node_info> compiled) {
     compiled->used_ports = std::move(existing->used_ports);
     compiled->pods_with_affinity = std::move(existing->pods_with_affinity);
     compiled->pods_with_required_anti_affinity = std::move(existing->pods_with_required_anti_affinity);
+    compiled->volume_usage = std::move(existing->volume_usage);
+    compiled->volume_usage_current = existing->volume_usage_current;
   } else {
     compiled->pods.clear();
     compiled->requested = {};
@@ -57,6 +61,10 @@ void scheduler_cache::add_or_update_node(std::shared_ptr<node_info> compiled) {
     compiled->used_ports.clear();
     compiled->pods_with_affinity.clear();
     compiled->pods_with_required_anti_affinity.clear();
+    // Its CSINode or attachments may have come first.
+    compiled->volume_usage = nullptr;
+    compiled->volume_usage_current = false;
+    refresh_volume_usage(*compiled);
   }
   ghosts_.erase(compiled->name);
   compiled->generation = ++generation_;
@@ -98,6 +106,7 @@ size_t scheduler_cache::place(const pod_info_ptr& p) {
     n->name = p->node_name;
   }
   n->add_pod(p);
+  refresh_volume_usage(*n);
   size_t slot = n->pods.size() - 1;
   auto* node = n.get();
   if (put_node(std::move(n), at)) topology_.pod_changed(snap_.mutable_topology(), *node, *p, 1);
@@ -122,6 +131,7 @@ void scheduler_cache::unplace(const pod_info_ptr& p, size_t slot) {
   long pos = n->position_of(p, slot);
   if (pos < 0) return;
   remove_at(*n, static_cast<size_t>(pos));
+  refresh_volume_usage(*n);
   auto* node = n.get();
   if (put_node(std::move(n), at)) topology_.pod_changed(snap_.mutable_topology(), *node, *p, -1);
   log_pod(false, p);
@@ -138,6 +148,7 @@ size_t scheduler_cache::replace(const pod_info_ptr& old_p, size_t slot, const po
   bool removed = pos >= 0;
   if (removed) remove_at(*n, static_cast<size_t>(pos));
   n->add_pod(new_p);
+  refresh_volume_usage(*n);
   size_t new_slot = n->pods.size() - 1;
   auto* node = n.get();
   if (put_node(std::move(n), at)) {
@@ -289,6 +300,51 @@ void scheduler_cache::publish_volume(const volume_change& ch) {
   apply_volume_change(objs->volumes, ch);
   set_objects(std::move(objs));
   storage_changed_ = generation_;
+  // The nodes whose volume usage read this object, resolved again against the new objects: a
+  // CSINode's node, an attachment's node, the readers of a claim, volume or class.
+  std::vector<std::string> nodes;
+  if (ch.kind == volume_change::csi_node) {
+    nodes.push_back((ch.new_csi_node ? ch.new_csi_node : ch.old_csi_node)->name);
+  } else if (ch.kind == volume_change::volume_attachment) {
+    if (ch.old_attachment) nodes.push_back(ch.old_attachment->node_name);
+    if (ch.new_attachment && (!ch.old_attachment || ch.old_attachment->node_name != ch.new_attachment->node_name))
+      nodes.push_back(ch.new_attachment->node_name);
+  }
+  if (auto readers = volume_readers_.find(ch.key); readers != volume_readers_.end())
+    nodes.insert(nodes.end(), readers->second.begin(), readers->second.end());  // refresh edits the index
+  for (const auto& name : nodes) {
+    long at = -1;
+    auto n = mutable_copy(name, at);
+    if (!n) continue;
+    n->volume_usage_current = false;
+    refresh_volume_usage(*n);
+    put_node(std::move(n), at);
+  }
+}
+
+void scheduler_cache::refresh_volume_usage(node_info& n) {
+  if (n.volume_usage_current) return;
+  n.volume_usage_current = true;
+  auto before = std::move(n.volume_usage);
+  n.volume_usage = volume_usage_of(n.name, n.pods, snap_.objects().volumes);
+  // Both lists are sorted: move the node's entries in the reverse index by their difference.
+  static const storage_keys none;
+  const storage_keys& old_keys = before ? before->read : none;
+  const storage_keys& new_keys = n.volume_usage ? n.volume_usage->read : none;
+  auto o = old_keys.begin(), k = new_keys.begin();
+  while (o != old_keys.end() || k != new_keys.end()) {
+    if (k == new_keys.end() || (o != old_keys.end() && *o < *k)) {
+      auto it = volume_readers_.find(*o++);
+      if (it == volume_readers_.end()) continue;
+      auto& names = it->second;
+      names.erase(std::remove(names.begin(), names.end(), n.name), names.end());
+      if (names.empty()) volume_readers_.erase(it);
+    } else if (o == old_keys.end() || *k < *o) {
+      volume_readers_[*k++].push_back(n.name);
+    } else {
+      ++o, ++k;
+    }
+  }
 }
 
 void scheduler_cache::apply_volume(const volume_change& ch) {

@@ -169,6 +169,11 @@ private:
   std::unordered_map<std::string, std::string> storage_owner_;
   void publish_volume(const volume_change& ch);
   void restore_volumes(const std::string& uid);
+  // Recomputes n.volume_usage when a pod change left it stale (node_info::volume_usage_current),
+  // and keeps volume_readers_ in step.
+  void refresh_volume_usage(node_info& n);
+  // Storage object key (volume_change::key) -> the nodes whose volume_usage read it.
+  std::unordered_map<std::string, std::vector<std::string>> volume_readers_;
 };
 
 }  // namespace kas

@@ -1,9 +1,6 @@
 #include "plugins/node_volume_limits/node_volume_limits.hpp"
 
 #include <algorithm>
-#include <map>
-#include <random>
-#include <unordered_set>
 
 #include "cache/cluster_objects.hpp"
 
@@ -13,42 +10,17 @@ namespace {
 
 // The pod's own volumes are resolved once per cycle: claims, PVs and StorageClasses come from the
 // cycle's snapshot, which does not change under the cycle, and only the node's CSINode is left to
-// look at per node. The objects are kept for the node's other pods, resolved per node.
+// look at per node. The objects are kept for the per-node lookups.
 struct pre_filter_state final : fw::state_data {
   cluster_objects_ptr objects;
-  std::vector<counted_volume> wanted;
+  std::vector<attachable_volume> wanted;
   std::shared_ptr<fw::state_data> clone() const override { return std::make_shared<pre_filter_state>(*this); }
 };
 
-bool migratable_inline(const pod_volume& v) { return !csi_migration::in_tree_plugin(v.inline_source.kind).empty(); }
-
-bool counts(const pod_volume& v) { return !v.claim_name.empty() || v.ephemeral || migratable_inline(v); }
-
-fw::status error_status(const std::string& message) { return fw::status::error(message); }
-
-// kube's checkAttachableInlineVolume, up to the migration check, which needs the node.
-counted_volume resolve_inline(const pod_volume& v) {
-  counted_volume c;
-  c.needs_csi_node = true;
-  auto plugin = csi_migration::in_tree_plugin(v.inline_source.kind);
-  c.driver = std::string(csi_migration::csi_driver_of(plugin));
-  auto handle = csi_migration::inline_volume_handle(v.inline_source);
-  if (!handle)
-    c.failure = error_status("converting volume(" + v.name + ") from inline to csi: " + handle.err().message);
-  else
-    c.handle = std::move(*handle);
-  return c;
-}
-
-// The random part of the names given to unbound claims, as kube's rand.String(32).
-std::string random_prefix() {
-  static constexpr std::string_view alphabet = "bcdfghjklmnpqrstvwxz2456789";
-  std::random_device rd;
-  std::mt19937_64 gen((uint64_t(rd()) << 32) ^ rd());
-  std::uniform_int_distribution<size_t> pick(0, alphabet.size() - 1);
-  std::string s(32, ' ');
-  for (auto& ch : s) ch = alphabet[pick(gen)];
-  return s;
+fw::status status_of(const attachable_volume& failed) {
+  if (failed.failure == attachable_volume::missing_claim)
+    return fw::status(fw::code::unschedulable_and_unresolvable, fw::intern(failed.message));
+  return fw::status::error(failed.message);
 }
 
 const cluster_objects* objects_of(const fw::cycle_state& state, const pre_filter_state* s) {
@@ -58,24 +30,7 @@ const cluster_objects* objects_of(const fw::cycle_state& state, const pre_filter
   return nullptr;
 }
 
-// kube's getNodeVolumeAttachmentInfo: the node's attachments of CSI persistent volumes, as unique
-// volume name -> attacher. Attachments without an attacher, of an inline volume, of a PV that is
-// gone or of a PV that is not CSI are not counted.
-// One unique volume on a node: its CSI driver and handle, viewed in objects the call keeps alive.
-// Filter runs per node and a node holds a few volumes, so flat vectors searched linearly beat maps
-// of "driver/handle" strings (which were most of SchedulingCSIPVs' CPU).
-struct volume_ref {
-  std::string_view driver, handle;
-  bool operator==(const volume_ref& o) const { return driver == o.driver && handle == o.handle; }
-};
-
-bool holds(const std::vector<volume_ref>& v, const volume_ref& r) { return std::find(v.begin(), v.end(), r) != v.end(); }
-
-void add_unique(std::vector<volume_ref>& v, const volume_ref& r) {
-  if (!holds(v, r)) v.push_back(r);
-}
-
-// Per driver counts, for the few drivers of one node.
+// Per driver counts of the volumes a pod adds, for the few drivers of one node.
 struct driver_counts {
   std::vector<std::pair<std::string_view, int64_t>> n;
   void add(std::string_view driver) {
@@ -83,25 +38,19 @@ struct driver_counts {
       if (d == driver) return void(++c);
     n.emplace_back(driver, 1);
   }
-  int64_t of(std::string_view driver) const {
-    for (const auto& [d, c] : n)
-      if (d == driver) return c;
-    return 0;
-  }
 };
 
-// The node's VolumeAttachments that count: a CSI volume of a known PV, under the attacher.
-std::vector<volume_ref> attachments_on(const volume_objects& objects, const std::string& node) {
-  std::vector<volume_ref> out;
-  const node_attachments* on_node = objects.attachments_on(node);
-  if (!on_node) return out;
-  for (const auto& a : on_node->items) {
-    if (a->attacher.empty() || !a->pv_name) continue;
-    const pv_info* pv = objects.volume(*a->pv_name);
-    if (!pv || pv->source.kind != volume_source::csi) continue;
-    add_unique(out, {a->attacher, pv->source.id});
+// Adds the volumes that apply on a node with or without a CSINode to `into`, each unique volume
+// once; returns the first failure that applies.
+fw::status collect(const std::vector<attachable_volume>& volumes, bool has_csi_node,
+                   std::vector<const attachable_volume*>& into) {
+  for (const auto& v : volumes) {
+    if (v.needs_csi_node && !has_csi_node) continue;  // no migration without a CSINode
+    if (v.failure != attachable_volume::none) return status_of(v);
+    if (std::none_of(into.begin(), into.end(), [&](const attachable_volume* o) { return o->same_volume(v); }))
+      into.push_back(&v);
   }
-  return out;
+  return fw::status::ok();
 }
 
 }  // namespace
@@ -115,152 +64,49 @@ struct node_volume_limits::verdict {
 
 result<std::shared_ptr<fw::plugin>> node_volume_limits::make(const YAML::Node&, const std::string&,
                                                              const fw::handle&) {
-  return std::shared_ptr<fw::plugin>(std::make_shared<node_volume_limits>(random_prefix()));
-}
-
-std::optional<counted_volume> node_volume_limits::from_storage_class(const pvc_info& claim,
-                                                                      const volume_objects& objects) const {
-  // Without a StorageClass the claim binds immediately (before scheduling), so it is not counted.
-  const std::string& class_name = claim.class_name();
-  if (class_name.empty()) return std::nullopt;
-  const storage_class_info* sc = objects.storage_class(class_name);
-  if (!sc) return std::nullopt;
-  counted_volume c;
-  // The claim is not bound yet: a name only this claim has, so pods sharing it count it once.
-  c.handle = unbound_prefix_ + "-" + claim.ns + "/" + claim.name;
-  if (csi_migration::is_migratable_plugin(sc->provisioner)) {
-    if (!csi_migration::migration_ga(sc->provisioner)) return std::nullopt;  // Azure File, vSphere
-    c.driver = std::string(csi_migration::csi_driver_of(sc->provisioner));
-    c.needs_csi_node = true;
-    return c;
-  }
-  c.driver = sc->provisioner;
-  return c;
-}
-
-void node_volume_limits::resolve_claim(const pod_info& pod, const pod_volume& v, const volume_objects& objects,
-                                       bool new_pod, std::vector<counted_volume>& out) const {
-  const pvc_info* claim = objects.claim(pod.ns, v.claim_name);
-  if (!claim) {
-    // A pod on the node whose claim is gone: there is no telling which volume it used.
-    if (!new_pod) return;
-    counted_volume c;
-    c.failure = fw::status(fw::code::unschedulable_and_unresolvable,
-                           fw::intern("looking up PVC " + pod.ns + "/" + v.claim_name +
-                                      ": persistentvolumeclaims \"" + v.claim_name + "\" not found"));
-    out.push_back(std::move(c));
-    return;
-  }
-  // An ephemeral volume's claim must be the one the ephemeral controller made for this pod.
-  if (v.ephemeral && claim->controller_uid != pod.uid) {
-    counted_volume c;
-    c.failure = error_status("PVC " + claim->ns + "/" + claim->name + " was not created for pod " + pod.ns + "/" +
-                             pod.name + " (pod is not owner)");
-    out.push_back(std::move(c));
-    return;
-  }
-  // kube's getCSIDriverInfo: the bound PV's CSI source, a migratable in-tree PV's translation, or
-  // for an unbound claim (or a missing PV) the StorageClass's provisioner.
-  const pv_info* pv = claim->volume_name.empty() ? nullptr : objects.volume(claim->volume_name);
-  if (!pv) {
-    if (auto c = from_storage_class(*claim, objects); c) out.push_back(std::move(*c));
-    return;
-  }
-  counted_volume c;
-  if (pv->source.kind == volume_source::csi) {
-    c.driver = pv->source.driver;
-    c.handle = pv->source.id;
-  } else {
-    auto plugin = csi_migration::in_tree_plugin(pv->source.kind);
-    if (plugin.empty()) return;
-    auto handle = csi_migration::pv_volume_handle(*pv);
-    if (!handle) return;  // kube logs and does not count it
-    c.driver = std::string(csi_migration::csi_driver_of(plugin));
-    c.handle = std::move(*handle);
-    c.needs_csi_node = true;
-  }
-  if (c.driver.empty() || c.handle.empty()) return;
-  out.push_back(std::move(c));
-}
-
-std::vector<counted_volume> node_volume_limits::resolve(const pod_info& pod, const volume_objects& objects,
-                                                        bool new_pod) const {
-  std::vector<counted_volume> out;
-  for (const auto& v : pod.volumes) {
-    if (!v.claim_name.empty()) {
-      resolve_claim(pod, v, objects, new_pod, out);
-      // Once a volume fails everywhere, Filter looks no further.
-      if (!out.empty() && out.back().failure && !out.back().needs_csi_node) return out;
-    } else if (migratable_inline(v)) {
-      out.push_back(resolve_inline(v));
-    }
-  }
-  return out;
+  return std::shared_ptr<fw::plugin>(std::make_shared<node_volume_limits>());
 }
 
 fw::status node_volume_limits::pre_filter(fw::cycle_state& state, const pod_info& pod, const snapshot& snap,
                                           fw::pre_filter_result&) const {
-  if (std::none_of(pod.volumes.begin(), pod.volumes.end(), counts)) return fw::status::skip();
+  if (!has_attachable_volumes(pod)) return fw::status::skip();
   auto s = std::make_shared<pre_filter_state>();
   s->objects = snap.objects_ptr();
-  s->wanted = resolve(pod, s->objects->volumes, true);
+  s->wanted = attachable_volumes(pod, s->objects->volumes, true);
   state.write(pre_filter_key, std::move(s));
   return fw::status::ok();
 }
 
-namespace {
-
-// Adds `volumes` to `into`, each unique volume once, as they apply on a node with or without a
-// CSINode; the first failure that applies is returned.
-fw::status collect(const std::vector<counted_volume>& volumes, bool has_csi_node, std::vector<volume_ref>& into) {
-  for (const auto& c : volumes) {
-    if (c.needs_csi_node && !has_csi_node) continue;  // no migration without a CSINode
-    if (c.failure) return *c.failure;
-    add_unique(into, {c.driver, c.handle});
-  }
-  return fw::status::ok();
-}
-
-}  // namespace
-
-node_volume_limits::verdict node_volume_limits::count_on_node(const std::vector<counted_volume>& wanted,
+node_volume_limits::verdict node_volume_limits::count_on_node(const std::vector<attachable_volume>& wanted,
                                                               const volume_objects& objects,
                                                               const node_info& node) const {
   verdict out;
-  const csi_node_info* csi_node = objects.csi_node(node.name);
-  std::vector<volume_ref> added;
+  // The node's side comes resolved from the cache, or is resolved here for a node copy changed
+  // outside it.
+  std::shared_ptr<const node_volume_usage> resolved;
+  const node_volume_usage* usage = node.volume_usage.get();
+  if (!node.volume_usage_current) usage = (resolved = volume_usage_of(node.name, node.pods, objects)).get();
+  const csi_node_info* csi_node = usage ? usage->csi_node.get() : nullptr;
+  std::vector<const attachable_volume*> added;
   if (out.status = collect(wanted, csi_node != nullptr, added); !out.status.is_success() || added.empty())
     return out;
   // Without a CSINode, or with drivers that report no count, nothing limits the node.
-  if (!csi_node) return out;
-  if (std::none_of(csi_node->drivers.begin(), csi_node->drivers.end(),
-                   [](const csi_node_driver& d) { return d.allocatable_count.has_value(); }))
+  if (!csi_node || usage->limits.empty()) return out;
+  if (usage->failed) {
+    out.status = status_of(*usage->failure);
     return out;
-
-  // The volumes of the pods on the node; `resolved` keeps the strings `attached` views.
-  std::vector<std::vector<counted_volume>> resolved;
-  std::vector<volume_ref> attached;
-  for (const auto& p : node.pods) {
-    if (p->volumes.empty()) continue;
-    resolved.push_back(resolve(*p, objects, false));
-    // The node has a CSINode here, so their in-tree volumes count too.
-    if (out.status = collect(resolved.back(), true, attached); !out.status.is_success()) return out;
   }
-  driver_counts attached_count, added_count;
-  for (const auto& v : attached) attached_count.add(v.driver);
-  // Attachments no pod on the node accounts for. As in kube, a volume the pod brings is not taken
-  // off `added` when it is attached already: it counts twice.
-  for (const auto& a : attachments_on(objects, node.name))
-    if (!holds(attached, a)) attached_count.add(a.driver);
-  // A volume the node's pods already use is not attached again.
-  for (const auto& v : added)
-    if (!holds(attached, v)) added_count.add(v.driver);
+  // A volume the node's pods already use is not attached again. As in kube, a volume the pod
+  // brings is not taken off when only a VolumeAttachment holds it: it counts twice.
+  driver_counts added_count;
+  for (const auto* v : added)
+    if (!usage->uses(*v)) added_count.add(v->driver);
   // Drivers in name order, so that explain names the same one every time.
   std::sort(added_count.n.begin(), added_count.n.end());
   for (const auto& [driver, n] : added_count.n) {
-    const csi_node_driver* d = csi_node->driver(driver);
-    if (!d || !d->allocatable_count) continue;
-    int64_t have = attached_count.of(driver), limit = *d->allocatable_count;
+    const auto* l = usage->limit_of(driver);
+    if (!l) continue;
+    int64_t have = l->attached, limit = l->limit;
     if (have + n > limit) {
       out.status = fw::status::unschedulable(err_reason_max_volume_count);
       out.exceeded_driver = std::string(driver);
@@ -278,7 +124,7 @@ fw::status node_volume_limits::filter(const fw::cycle_state& state, const pod_in
   const cluster_objects* objects = objects_of(state, s);
   if (!objects) return fw::status::error("NodeVolumeLimits: no storage objects for this cycle");
   if (s) return count_on_node(s->wanted, objects->volumes, node).status;
-  return count_on_node(resolve(pod, objects->volumes, true), objects->volumes, node).status;
+  return count_on_node(attachable_volumes(pod, objects->volumes, true), objects->volumes, node).status;
 }
 
 std::string node_volume_limits::explain(const fw::cycle_state& state, const pod_info& pod,
@@ -286,7 +132,7 @@ std::string node_volume_limits::explain(const fw::cycle_state& state, const pod_
   auto* s = state.read_as<pre_filter_state>(pre_filter_key);
   const cluster_objects* objects = objects_of(state, s);
   if (!objects) return {};
-  auto v = count_on_node(s ? s->wanted : resolve(pod, objects->volumes, true), objects->volumes, node);
+  auto v = count_on_node(s ? s->wanted : attachable_volumes(pod, objects->volumes, true), objects->volumes, node);
   if (v.exceeded_driver.empty()) return {};
   return "CSI driver " + v.exceeded_driver + ": " + std::to_string(v.attached) + " volume(s) in use + " +
          std::to_string(v.added) + " new > limit " + std::to_string(v.limit);
@@ -355,7 +201,7 @@ fw::queueing_hint assigned_pod_deleted(const pod_info&, const pod_info* deleted)
   // Only a pod that held (or was about to hold) a node's attachments frees one.
   if (deleted->volumes.empty()) return fw::queueing_hint::skip;
   if (deleted->node_name.empty() && deleted->nominated_node_name.empty()) return fw::queueing_hint::skip;
-  return std::any_of(deleted->volumes.begin(), deleted->volumes.end(), counts) ? fw::queueing_hint::queue
+  return has_attachable_volumes(*deleted) ? fw::queueing_hint::queue
                                                                                : fw::queueing_hint::skip;
 }
 

@@ -1,13 +1,12 @@
-// The part of kube's csi-translation-lib that NodeVolumeLimits needs: which in-tree volumes have
-// a CSI driver, and the volume handle the translated CSI volume gets. Two volumes, one in-tree and
+// kube's csi-translation-lib, as far as csi_translation.hpp declares it. Two volumes, one in-tree and
 // one CSI, that are the same disk must end up with the same driver/handle, so a disk is counted
 // once against the driver's limit.
 #include <array>
 #include <set>
 
-#include "plugins/node_volume_limits/node_volume_limits.hpp"
+#include "cache/csi_translation.hpp"
 
-namespace kas::plugins::csi_migration {
+namespace kas::csi_migration {
 
 namespace {
 
@@ -152,4 +151,4 @@ result<std::string> pv_volume_handle(const pv_info& pv) {
   }
 }
 
-}  // namespace kas::plugins::csi_migration
+}  // namespace kas::csi_migration
