@@ -195,10 +195,16 @@ private:
       for (auto& v : pl.pod->volumes) {
         if (v.claim_name.empty()) continue;
         const pv_info* pv = bound_volume(*pl.pod, v.claim_name);
-        if (!pv || !pv->node_affinity) continue;
-        // As VolumeBinding checks it: against the node's labels alone.
+        if (!pv) continue;
+        // As VolumeBinding checks it: against the node's labels alone, as its CSI translation where
+        // the node's CSINode migrates the volume's in-tree plugin.
+        const std::optional<node_selector>* affinity = &pv->node_affinity;
+        auto plugin = csi_migration::in_tree_plugin(pv->source.kind);
+        if (pv->csi_node_affinity && csi_migration::migrated_on_node(objs_->volumes.csi_node(pl.node->name), plugin))
+          affinity = &pv->csi_node_affinity;
+        if (!*affinity) continue;
         static const std::string no_name;
-        if (!check(pv->node_affinity->matches(pl.node->labels, no_name)))
+        if (!check((*affinity)->matches(pl.node->labels, no_name)))
           violation(pl.pod->key() + " on " + pl.node->name + " uses volume " + pv->name + " (claim " + v.claim_name +
                     "), whose node affinity excludes the node");
       }

@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "cache/node_info.hpp"
 #include "cache/pod_info.hpp"
 #include "cache/pod_list.hpp"
 #include "cache/volume_objects.hpp"
@@ -89,5 +90,8 @@ struct node_volume_usage {
 // when there is nothing to count: no CSINode, no attachment, no pod volume.
 std::shared_ptr<const node_volume_usage> volume_usage_of(const std::string& node, const pod_list& pods,
                                                          const volume_objects& objects);
+
+// The node's CSINode: from the usage the cache keeps in the node, else looked up.
+const csi_node_info* csi_node_of(const node_info& node, const volume_objects& objects);
 
 }  // namespace kas

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "cache/csi_translation.hpp"
 #include "cache/pod_info.hpp"
 #include "messages/field_path.hpp"
 #include "messages/k8s/core.pb.h"
@@ -190,6 +191,10 @@ result<pv_info_ptr> compile_pv(std::shared_ptr<const k8s::core::PersistentVolume
     info->node_affinity = std::move(*sel);
   }
   info->source = pv_source(spec.persistent_volume_source());
+  if (auto plugin = csi_migration::in_tree_plugin(info->source.kind); !plugin.empty()) {
+    info->csi_node_affinity = csi_migration::translated_node_affinity(*info, csi_migration::csi_topology_key(plugin));
+    if (auto handle = csi_migration::pv_volume_handle(*info); !handle) info->csi_translation_error = handle.err().message;
+  }
   if (auto* b = annotation(meta.annotations(), ann_bound_by_controller)) info->bound_by_controller = *b == "yes";
   info->deleting = meta.has_deletion_timestamp();
   info->pv = std::move(pv);

@@ -92,6 +92,12 @@ struct pv_info {
   std::optional<object_ref> claim_ref;  // spec.claimRef
   std::string phase;                    // status.phase
   std::optional<node_selector> node_affinity;  // spec.nodeAffinity.required
+  // The node affinity of the PV kube's CSI translation gives a migratable in-tree PV (the zone
+  // under the CSI driver's topology key), which VolumeBinding checks on nodes where the PV's plugin
+  // is migrated; nullopt when translation leaves node_affinity as it is.
+  std::optional<node_selector> csi_node_affinity;
+  // Why that translation fails (the volume id does not translate), or empty.
+  std::string csi_translation_error;
   volume_source source;
   bool bound_by_controller = false;  // annotation pv.kubernetes.io/bound-by-controller
   bool deleting = false;             // metadata.deletionTimestamp set

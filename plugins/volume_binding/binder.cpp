@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <set>
 
+#include "cache/attachable_volumes.hpp"
+#include "cache/csi_translation.hpp"
+#include "messages/field_path.hpp"
 #include "messages/k8s/core.pb.h"
 #include "plugins/volume_binding/pv_matching.hpp"
 
@@ -12,8 +15,6 @@ namespace {
 
 fw::status unresolvable(const std::string& msg) { return fw::status::unresolvable(fw::intern(msg)); }
 
-std::string q(const std::string& s) { return "\"" + s + "\""; }
-
 // kube's IsDelayBindingMode. A claim without a class, or whose class does not exist, binds
 // immediately. A class without volumeBindingMode is read as Immediate, the API server's default.
 bool is_delay_binding(const pvc_info& claim, const volume_objects& objs) {
@@ -21,10 +22,6 @@ bool is_delay_binding(const pvc_info& claim, const volume_objects& objs) {
   if (cls.empty()) return false;
   const storage_class_info* sc = objs.storage_class(cls);
   return sc && sc->binding_mode == volume_binding_mode::wait_for_first_consumer;
-}
-
-bool fully_bound(const pvc_info& claim) {
-  return !claim.volume_name.empty() && claim_has_annotation(claim, ann_bind_completed);
 }
 
 // The volumes of class `cls`, in name order so that ties between equal candidates resolve the
@@ -38,20 +35,31 @@ std::vector<const pv_info*> volumes_of_class(const volume_objects& objs, const s
   return out;
 }
 
-// kube's checkBoundClaims (without the in-tree to CSI translation).
-void check_bound_claims(const std::vector<const pvc_info*>& claims, const node_info& node, const volume_objects& objs,
-                        bool& satisfied, bool& found) {
+// kube's checkBoundClaims. A migratable in-tree PV on a node whose CSINode lists its plugin as
+// migrated is checked as its CSI translation (tryTranslatePVToCSI): the zone under the CSI
+// driver's key.
+fw::status check_bound_claims(const std::vector<const pvc_info*>& claims, const node_info& node,
+                              const volume_objects& objs, bool& satisfied, bool& found) {
   for (const pvc_info* c : claims) {
     const pv_info* pv = objs.volume(c->volume_name);
     if (!pv) {
       found = false;
-      return;
+      return fw::status::ok();
     }
-    if (!check_node_affinity(*pv, node.labels)) {
+    const std::optional<node_selector>* affinity = &pv->node_affinity;
+    auto plugin = csi_migration::in_tree_plugin(pv->source.kind);
+    if (!plugin.empty() && csi_migration::migrated_on_node(csi_node_of(node, objs), plugin)) {
+      if (!pv->csi_translation_error.empty())
+        return fw::status::error("could not translate pv: " + pv->csi_translation_error);
+      if (pv->csi_node_affinity) affinity = &pv->csi_node_affinity;
+    }
+    static const std::string no_name;  // kube checks a Node built from the labels alone
+    if (*affinity && !(*affinity)->matches(node.labels, no_name)) {
       satisfied = false;
-      return;
+      return fw::status::ok();
     }
   }
+  return fw::status::ok();
 }
 
 // kube's findMatchingVolumes: claims smallest first, each volume chosen at most once.
@@ -130,9 +138,9 @@ fw::status check_volume_provisions(const std::vector<const pvc_info*>& claims, c
                                    std::vector<dynamic_provision>& out) {
   for (const pvc_info* c : claims) {
     const std::string& cls = c->class_name();
-    if (cls.empty()) return fw::status::error("no class for claim " + q(c->key()));
+    if (cls.empty()) return fw::status::error("no class for claim " + quoted(c->key()));
     const storage_class_info* sc = objs.storage_class(cls);
-    if (!sc) return fw::status::error("failed to find storage class " + q(cls));
+    if (!sc) return fw::status::error("failed to find storage class " + quoted(cls));
     if (sc->provisioner.empty() || sc->provisioner == no_provisioner || !match_topology(sc->allowed_topologies, node.labels)) {
       satisfied = false;
       out.clear();
@@ -171,13 +179,13 @@ fw::status check_pod_claims(const pod_info& pod, const volume_objects& objs, boo
       // Directly after a pod with an ephemeral volume is created, its claim normally does not exist yet.
       if (v.ephemeral)
         return unresolvable("waiting for ephemeral volume controller to create the persistentvolumeclaim " +
-                            q(v.claim_name));
-      return unresolvable("persistentvolumeclaim " + q(v.claim_name) + " not found");
+                            quoted(v.claim_name));
+      return unresolvable("persistentvolumeclaim " + quoted(v.claim_name) + " not found");
     }
     if (c->phase == "Lost")
-      return unresolvable("persistentvolumeclaim " + q(c->name) + " bound to non-existent persistentvolume " +
-                          q(c->volume_name));
-    if (c->deleting) return unresolvable("persistentvolumeclaim " + q(c->name) + " is being deleted");
+      return unresolvable("persistentvolumeclaim " + quoted(c->name) + " bound to non-existent persistentvolume " +
+                          quoted(c->volume_name));
+    if (c->deleting) return unresolvable("persistentvolumeclaim " + quoted(c->name) + " is being deleted");
     if (v.ephemeral && (c->ns != pod.ns || c->controller_uid.empty() || c->controller_uid != pod.uid))
       return unresolvable("PVC " + c->ns + "/" + c->name + " was not created for pod " + pod.ns + "/" + pod.name +
                           " (pod is not owner)");
@@ -191,7 +199,7 @@ pod_volume_claims get_pod_volume_claims(const pod_info& pod, const volume_object
     if (v.claim_name.empty()) continue;
     const pvc_info* c = objs.claim(pod.ns, v.claim_name);
     if (!c) continue;
-    if (fully_bound(*c))
+    if (claim_fully_bound(*c))
       out.bound.push_back(c);
     else if (is_delay_binding(*c, objs) && c->volume_name.empty())
       out.unbound_delay_binding.push_back(c);
@@ -211,7 +219,10 @@ fw::status find_pod_volumes(const pod_info& pod, const pod_volume_claims& claims
   (void)pod;
   out = {};
   bool bound_satisfied = true, bound_found = true, unbound_satisfied = true, sufficient = true;
-  if (!claims.bound.empty()) check_bound_claims(claims.bound, node, objs, bound_satisfied, bound_found);
+  if (!claims.bound.empty()) {
+    auto st = check_bound_claims(claims.bound, node, objs, bound_satisfied, bound_found);
+    if (!st.is_success()) return st;
+  }
 
   if (!claims.unbound_delay_binding.empty()) {
     std::vector<const pvc_info*> to_match, to_provision;
@@ -257,7 +268,7 @@ bool are_pod_volumes_bound(const pod_info& pod, const volume_objects& objs) {
   for (const auto& v : pod.volumes) {
     if (v.claim_name.empty()) continue;
     const pvc_info* c = objs.claim(pod.ns, v.claim_name);
-    if (!c || !fully_bound(*c)) return false;
+    if (!c || !claim_fully_bound(*c)) return false;
   }
   return true;
 }
