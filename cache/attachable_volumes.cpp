@@ -205,7 +205,7 @@ std::shared_ptr<const node_volume_usage> volume_usage_of(const std::string& node
 
 const csi_node_info* csi_node_of(const node_info& node, const volume_objects& objects) {
   if (!node.volume_usage_current) return objects.csi_node(node.name);
-  return node.volume_usage ? node.volume_usage->csi_node.get() : nullptr;
+  return node.has_csi_node ? node.volume_usage->csi_node.get() : nullptr;
 }
 
 }  // namespace kas

@@ -40,6 +40,9 @@ struct node_info {
   label_map labels;
   std::vector<taint> taints;
   bool unschedulable = false;
+  // The node has a CSINode: volume_usage->csi_node is set. Kept with volume_usage, and beside the
+  // hot fields, so the volume plugins pass nodes without one without touching the usage.
+  bool has_csi_node = false;
   resource_list allocatable;
   std::vector<image_state> images;
 

@@ -54,6 +54,7 @@ void scheduler_cache::add_or_update_node(std::shared_ptr<node_info> compiled) {
     compiled->pods_with_required_anti_affinity = std::move(existing->pods_with_required_anti_affinity);
     compiled->volume_usage = std::move(existing->volume_usage);
     compiled->volume_usage_current = existing->volume_usage_current;
+    compiled->has_csi_node = existing->has_csi_node;
   } else {
     compiled->pods.clear();
     compiled->requested = {};
@@ -91,6 +92,8 @@ void scheduler_cache::remove_node(const std::string& name) {
     ghost->node = nullptr;
     ghost->generation = generation_ + 1;
     ghosts_[name] = std::move(ghost);
+  } else if (n->volume_usage) {
+    reindex_volume_usage(name, n->volume_usage->read, {});  // nothing will refresh it again
   }
   snap_ = snap_.without_node(name, ++generation_);
   topology_.node_changed(snap_.mutable_topology(), n, nullptr);
@@ -327,20 +330,24 @@ void scheduler_cache::refresh_volume_usage(node_info& n) {
   n.volume_usage_current = true;
   auto before = std::move(n.volume_usage);
   n.volume_usage = volume_usage_of(n.name, n.pods, snap_.objects().volumes);
-  // Both lists are sorted: move the node's entries in the reverse index by their difference.
+  n.has_csi_node = n.volume_usage && n.volume_usage->csi_node;
   static const storage_keys none;
-  const storage_keys& old_keys = before ? before->read : none;
-  const storage_keys& new_keys = n.volume_usage ? n.volume_usage->read : none;
+  reindex_volume_usage(n.name, before ? before->read : none, n.volume_usage ? n.volume_usage->read : none);
+}
+
+void scheduler_cache::reindex_volume_usage(const std::string& node, const storage_keys& old_keys,
+                                           const storage_keys& new_keys) {
+  // Both lists are sorted: move the node's entries by their difference.
   auto o = old_keys.begin(), k = new_keys.begin();
   while (o != old_keys.end() || k != new_keys.end()) {
     if (k == new_keys.end() || (o != old_keys.end() && *o < *k)) {
       auto it = volume_readers_.find(*o++);
       if (it == volume_readers_.end()) continue;
       auto& names = it->second;
-      names.erase(std::remove(names.begin(), names.end(), n.name), names.end());
+      names.erase(std::remove(names.begin(), names.end(), node), names.end());
       if (names.empty()) volume_readers_.erase(it);
     } else if (o == old_keys.end() || *k < *o) {
-      volume_readers_[*k++].push_back(n.name);
+      volume_readers_[*k++].push_back(node);
     } else {
       ++o, ++k;
     }

@@ -172,6 +172,9 @@ private:
   // Recomputes n.volume_usage when a pod change left it stale (node_info::volume_usage_current),
   // and keeps volume_readers_ in step.
   void refresh_volume_usage(node_info& n);
+  // Moves `node` in volume_readers_ from the keys its old usage read to those its new one reads.
+  void reindex_volume_usage(const std::string& node, const std::vector<std::string>& old_keys,
+                            const std::vector<std::string>& new_keys);
   // Storage object key (volume_change::key) -> the nodes whose volume_usage read it.
   std::unordered_map<std::string, std::vector<std::string>> volume_readers_;
 };

@@ -84,9 +84,15 @@ node_volume_limits::verdict node_volume_limits::count_on_node(const std::vector<
   // The node's side comes resolved from the cache, or is resolved here for a node copy changed
   // outside it.
   std::shared_ptr<const node_volume_usage> resolved;
-  const node_volume_usage* usage = node.volume_usage.get();
-  if (!node.volume_usage_current) usage = (resolved = volume_usage_of(node.name, node.pods, objects)).get();
-  const csi_node_info* csi_node = usage ? usage->csi_node.get() : nullptr;
+  const node_volume_usage* usage = nullptr;
+  const csi_node_info* csi_node = nullptr;
+  if (!node.volume_usage_current) {
+    usage = (resolved = volume_usage_of(node.name, node.pods, objects)).get();
+    csi_node = usage ? usage->csi_node.get() : nullptr;
+  } else if (node.has_csi_node) {  // else the usage is not even looked at
+    usage = node.volume_usage.get();
+    csi_node = usage->csi_node.get();
+  }
   std::vector<const attachable_volume*> added;
   if (out.status = collect(wanted, csi_node != nullptr, added); !out.status.is_success() || added.empty())
     return out;

@@ -41,6 +41,7 @@ void expect_current(scheduler_cache& c, const std::string& step) {
     ASSERT_TRUE(n.volume_usage_current) << step << ": " << n.name;
     auto fresh = volume_usage_of(n.name, n.pods, snap->objects().volumes);
     ASSERT_EQ(describe(n.volume_usage.get()), describe(fresh.get())) << step << ": node " << n.name;
+    ASSERT_EQ(n.has_csi_node, fresh && fresh->csi_node) << step << ": node " << n.name;
   }
 }
 
@@ -139,7 +140,7 @@ TEST(NodeVolumeUsage, KeptUsageEqualsAFreshResolutionOverRandomHistories) {
     int next_pod = 0;
     for (int step = 0; step < 300; ++step) {
       std::string what;
-      switch (pick(10)) {
+      switch (pick(11)) {
         case 0: case 1: {  // a pod with claims (some missing) and maybe an inline disk, placed
           std::vector<std::string> cs;
           for (size_t k = pick(3); k > 0; --k) cs.push_back(claims[pick(claims.size())]);
@@ -203,6 +204,17 @@ TEST(NodeVolumeUsage, KeptUsageEqualsAFreshResolutionOverRandomHistories) {
           if (!before && !after) continue;
           c.apply_volume(csi_node_change(before, after));
           what = "csinode " + node;
+          break;
+        }
+        case 9: {  // a node goes (its pods stay, on a ghost) or comes back
+          const auto& node = nodes[pick(nodes.size())];
+          if (c.node(node)) {
+            c.remove_node(node);
+            what = "remove node " + node;
+          } else {
+            c.add_or_update_node(simple_node(node));
+            what = "add node " + node;
+          }
           break;
         }
         default: {  // an attachment appears, moves or goes
