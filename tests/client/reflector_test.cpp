@@ -327,6 +327,9 @@ TEST_P(ReflectorWire, GoneRelistReconcilesWhatChangedMeanwhile) {
 TEST_P(ReflectorWire, HttpGoneOnWatchRelistsWithoutDuplicates) {
   harness h(GetParam());
   h.start_synced({"a", "b"});
+  // Synced means listed; the first watch may not have reached the peer yet. Were it to arrive
+  // after the 410 is armed, it would get the 410 itself and only two watches would ever be made.
+  h.ctl("/control/await_watches?n=1");
   h.ctl("/control/gone?mode=http");
   h.ctl("/control/close");
   ASSERT_TRUE(h.wait([&] { return h.r->stats().relists == 1 && h.r->stats().watches == 3; })) << h.all_errors();
