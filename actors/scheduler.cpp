@@ -90,8 +90,12 @@ result<scheduler_instance> start_scheduler(caf::actor_system& sys, const schedul
   for (auto& [name, a] : core_actors(inst)) supervise(inst.supervisor, a, name);
 
   caf::anon_send(cluster, watch_atom::value, caf::actor_cast<watcher_actor>(w.cache));
-  for (auto& d : inst.drivers) caf::anon_send(d, start_atom::value);
+  if (!opts.hold_scheduling) begin_scheduling(inst);
   return inst;
+}
+
+void begin_scheduling(const scheduler_instance& inst) {
+  for (auto& d : inst.drivers) caf::anon_send(d, start_atom::value);
 }
 
 }  // namespace kas

@@ -21,6 +21,9 @@ struct scheduler_options {
   runtime_config runtime;
   bool explain = false;
   bool skip_idle_backoff = false;  // simulate
+  // `run` with leader election: everything starts (the cache lists and watches, the queue fills),
+  // but the cycle drivers pop nothing until begin_scheduling, once this process leads.
+  bool hold_scheduling = false;
   // The plugin registry to build profiles from; null = fw::in_tree_registry(). Lets tests and
   // out-of-tree builds add plugins. Only read during start_scheduler.
   const fw::registry* registry = nullptr;
@@ -50,6 +53,8 @@ std::vector<std::pair<std::string, caf::actor>> core_actors(const scheduler_inst
 result<scheduler_instance> start_scheduler(caf::actor_system& sys, const scheduler_options& opts,
                                            cluster_actor cluster);
 
+// Lets the cycle drivers of an instance started with hold_scheduling pop pods.
+void begin_scheduling(const scheduler_instance& inst);
 // Stops every actor of the instance. The supervisor is told first, so these exits are not failures.
 void stop_scheduler(const scheduler_instance& inst);
 

@@ -122,7 +122,9 @@ http_request event_request(const object_ref& regarding, const event_fields& ev) 
   member(body, "reportingInstance", ev.reporting_instance);
   member(body, "action", ev.action);
   member(body, "reason", ev.reason);
-  body += ",\"regarding\":{\"kind\":\"Pod\",\"apiVersion\":\"v1\"";
+  body += ",\"regarding\":{";
+  member(body, "kind", regarding.kind, false);
+  member(body, "apiVersion", regarding.api_version);
   member(body, "namespace", regarding.ns);
   member(body, "name", regarding.name);
   if (!regarding.uid.empty()) member(body, "uid", regarding.uid);

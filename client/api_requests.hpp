@@ -17,6 +17,9 @@ namespace kas::api {
 // The object a write is about.
 struct object_ref {
   std::string ns, name, uid;
+  // The kind, for an Event's `regarding` (a Pod unless said otherwise: the leader elector's Events
+  // are about its Lease).
+  std::string kind = "Pod", api_version = "v1";
 };
 
 // POST /api/v1/namespaces/{ns}/pods/{name}/binding with a core/v1 Binding (target: the node). The

@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 
+#include "config/go_duration.hpp"
 #include "messages/field_path.hpp"
 
 namespace kas {
@@ -170,10 +171,7 @@ status_or_error decode_leader_election(decoder& d, const YAML::Node& n, leader_e
       *target = *s;
     }
   }
-  if (out.leader_elect && out.resource_lock != "leases")
-    return error{path + ".resourceLock: Invalid value: " + quoted(out.resource_lock) +
-                 ": resourceLock value must be \"leases\""};
-  return ok_t{};
+  return resolve_leader_election(out);
 }
 
 status_or_error decode_client_connection(decoder& d, const YAML::Node& n, client_connection_config& out) {
@@ -351,6 +349,38 @@ result<kube_scheduler_configuration> decode_kube_scheduler_config(const YAML::No
   }
   if (auto st = check_common_queue_sort(out.profiles); !st) return fail(st.err());
   return out;
+}
+
+
+status_or_error resolve_leader_election(leader_election_config& c) {
+  const std::string path = "leaderElection";
+  std::pair<const char*, std::pair<const std::string*, std::chrono::nanoseconds*>> durations[] = {
+    {"leaseDuration", {&c.lease_duration, &c.lease_duration_ns}},
+    {"renewDeadline", {&c.renew_deadline, &c.renew_deadline_ns}},
+    {"retryPeriod", {&c.retry_period, &c.retry_period_ns}}};
+  for (auto& [key, field] : durations) {
+    auto d = parse_go_duration(*field.first);
+    if (!d) return error{path + "." + key + ": Invalid value: " + quoted(*field.first) + ": " + d.err().message};
+    *field.second = *d;
+  }
+  if (!c.leader_elect) return ok_t{};
+  auto invalid = [&](const char* key, const std::string& value, const std::string& what) {
+    return error{path + "." + key + ": Invalid value: " + quoted(value) + ": " + what};
+  };
+  if (c.lease_duration_ns.count() <= 0) return invalid("leaseDuration", c.lease_duration, "must be greater than zero");
+  if (c.renew_deadline_ns.count() <= 0) return invalid("renewDeadline", c.renew_deadline, "must be greater than zero");
+  if (c.retry_period_ns.count() <= 0) return invalid("retryPeriod", c.retry_period, "must be greater than zero");
+  if (c.lease_duration_ns <= c.renew_deadline_ns)
+    return invalid("leaseDuration", c.renew_deadline, "LeaseDuration must be greater than RenewDeadline");
+  // client-go's NewLeaderElector refuses this too (JitterFactor 1.2), at start.
+  if (c.renew_deadline_ns.count() <= 1.2 * static_cast<double>(c.retry_period_ns.count()))
+    return invalid("renewDeadline", c.renew_deadline, "renewDeadline must be greater than retryPeriod*JitterFactor (1.2)");
+  if (c.resource_lock.empty()) return invalid("resourceLock", c.resource_lock, "resourceLock is required");
+  if (c.resource_lock != "leases")
+    return invalid("resourceLock", c.resource_lock, "resourceLock value must be \"leases\"");
+  if (c.resource_namespace.empty()) return invalid("resourceNamespace", c.resource_namespace, "resourceNamespace is required");
+  if (c.resource_name.empty()) return invalid("resourceName", c.resource_name, "resourceName is required");
+  return ok_t{};
 }
 
 }  // namespace kas

@@ -22,6 +22,7 @@
 //    - score weights: the first of score.enabled then multiPoint that names a score plugin wins;
 //      0 (or no weight) means 1.
 #include <array>
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -76,11 +77,25 @@ struct kube_profile {
   std::vector<plugin_config_entry> plugin_config;
 };
 
+// leaderElection (component-base's LeaderElectionConfiguration). The durations are kept as written
+// (for messages) and parsed (Go's duration grammar). One deliberate default differs from
+// kube-scheduler: the Lease is kube-system/kube-actor-scheduler, not kube-scheduler, so that this
+// scheduler running beside kube-scheduler does not contend for kube-scheduler's Lease (the loser of
+// that contest would not schedule at all).
 struct leader_election_config {
   bool leader_elect = true;
   std::string lease_duration = "15s", renew_deadline = "10s", retry_period = "2s";
-  std::string resource_lock = "leases", resource_name = "kube-scheduler", resource_namespace = "kube-system";
+  std::chrono::nanoseconds lease_duration_ns = std::chrono::seconds(15);
+  std::chrono::nanoseconds renew_deadline_ns = std::chrono::seconds(10);
+  std::chrono::nanoseconds retry_period_ns = std::chrono::seconds(2);
+  std::string resource_lock = "leases", resource_name = "kube-actor-scheduler", resource_namespace = "kube-system";
 };
+
+// Parses the three durations (errors: `leaderElection.leaseDuration: Invalid value: "x": time:
+// invalid duration "x"`) and validates the whole as component-base's
+// ValidateLeaderElectionConfiguration does, plus client-go's NewLeaderElector checks (renewDeadline
+// greater than retryPeriod times the jitter factor 1.2). Checked only when leaderElect is true.
+status_or_error resolve_leader_election(leader_election_config& c);
 
 struct client_connection_config {
   std::string kubeconfig, accept_content_types, content_type = "application/vnd.kubernetes.protobuf";

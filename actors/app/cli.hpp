@@ -2,6 +2,7 @@
 // The command-line front end (see README: simulate, bench). Each command returns the process exit code:
 // 0 success, 2 bad input (one clear message on stderr), 1 internal failure.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -45,6 +46,11 @@ struct run_args {
   std::string master;      // --master: overrides the kubeconfig's server
   std::string context;     // --context: a kubeconfig context other than the current one
   std::string metrics_bind_address = "127.0.0.1:10259";  // long-running: on by default; "0" = off
+  // The leader election flags. Each one given overrides the config file's leaderElection field, as
+  // kube-scheduler's ApplyLeaderElectionTo does; unset ones leave the file's (or the default) value.
+  std::optional<bool> leader_elect;
+  std::optional<std::string> lease_duration, renew_deadline, retry_period, resource_lock, resource_name,
+    resource_namespace;
 };
 
 int run_cluster(const run_args& args);

@@ -78,7 +78,7 @@ const char* const run_help =
   "bindings, Events, the PodScheduled condition and nominations back. Runs until SIGTERM or SIGINT,\n"
   "then stops scheduling and lets the API writes in flight finish (at most 30 s).\n"
   "Exit codes: 0 stopped by a signal, 2 bad input (flags, config, kubeconfig, TLS material),\n"
-  "3 a core actor died.\n"
+  "1 the Lease was lost (\"leaderelection lost\"), 3 a core actor died.\n"
   "\n"
   "flags:\n"
   "  --config FILE                  KubeSchedulerConfiguration and/or ActorRuntimeConfiguration (YAML);\n"
@@ -89,6 +89,14 @@ const char* const run_help =
   "  --master URL                   the apiserver's address (overrides the kubeconfig's server)\n"
   "  --metrics-bind-address H:P     serve /metrics, /healthz, /livez, /readyz (default\n"
   "                                 127.0.0.1:10259; \"0\" is off)\n"
+  "  --leader-elect[=true|false]    leader election on a Lease before scheduling (default true, or\n"
+  "                                 the config's leaderElection.leaderElect)\n"
+  "  --leader-elect-lease-duration D, --leader-elect-renew-deadline D, --leader-elect-retry-period D\n"
+  "                                 Go durations (defaults 15s, 10s, 2s)\n"
+  "  --leader-elect-resource-lock leases, --leader-elect-resource-name NAME,\n"
+  "  --leader-elect-resource-namespace NS\n"
+  "                                 the Lease (default kube-system/kube-actor-scheduler); each flag\n"
+  "                                 given overrides the config file's leaderElection field\n"
   "  --logging-format text|json     log format on stderr (default text)\n"
   "  -v N                           log verbosity as kube-scheduler's -v (2: decisions, 4+: detail)\n"
   "  --help, -h                     this text\n";
@@ -276,6 +284,28 @@ int run_command(int argc, char** argv) {
       a.master = v;
     } else if (take(argc, argv, i, "--context", v)) {
       a.context = v;
+    } else if (std::strcmp(argv[i], "--leader-elect") == 0) {
+      a.leader_elect = true;  // a boolean flag: its value, if any, is given with "="
+    } else if (std::strncmp(argv[i], "--leader-elect=", 15) == 0) {
+      std::string b = argv[i] + 15;
+      if (b == "true" || b == "1" || b == "t" || b == "T" || b == "TRUE" || b == "True") a.leader_elect = true;
+      else if (b == "false" || b == "0" || b == "f" || b == "F" || b == "FALSE" || b == "False") a.leader_elect = false;
+      else {
+        std::cerr << "error: --leader-elect: invalid argument \"" << b << "\": expected true or false\n";
+        return 2;
+      }
+    } else if (take(argc, argv, i, "--leader-elect-lease-duration", v)) {
+      a.lease_duration = v;
+    } else if (take(argc, argv, i, "--leader-elect-renew-deadline", v)) {
+      a.renew_deadline = v;
+    } else if (take(argc, argv, i, "--leader-elect-retry-period", v)) {
+      a.retry_period = v;
+    } else if (take(argc, argv, i, "--leader-elect-resource-lock", v)) {
+      a.resource_lock = v;
+    } else if (take(argc, argv, i, "--leader-elect-resource-name", v)) {
+      a.resource_name = v;
+    } else if (take(argc, argv, i, "--leader-elect-resource-namespace", v)) {
+      a.resource_namespace = v;
     } else if (int rc = other_argument("run", run_help, argc, argv, i, a.metrics_bind_address); rc >= 0) {
       return rc;
     }

@@ -27,13 +27,19 @@ result<std::unique_ptr<obs::http_server>> start_metrics_endpoint(
 
 result<served_scheduler> start_served_scheduler(caf::actor_system& sys, const scheduler_options& opts,
                                                 cluster_actor cluster, const std::string& bind,
-                                                const std::string& cluster_name) {
+                                                const std::string& cluster_name,
+                                                std::function<std::vector<obs::health_check>()> extra_checks) {
   auto sched = start_scheduler(sys, opts, cluster);
   if (!sched) return sched.err();
   supervise(sched->supervisor, cluster, cluster_name);
   auto health = sched->health;
   auto endpoint = start_metrics_endpoint(bind, caches_synced(sched->wiring->synced),
-                                         [health] { return health->checks(); });
+                                         [health, extra = std::move(extra_checks)] {
+                                           auto checks = health->checks();
+                                           if (extra)
+                                             for (auto& c : extra()) checks.push_back(std::move(c));
+                                           return checks;
+                                         });
   if (!endpoint) {
     stop_scheduler(*sched);
     return endpoint.err();

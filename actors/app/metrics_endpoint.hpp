@@ -28,13 +28,14 @@ struct served_scheduler {
   std::unique_ptr<obs::http_server> endpoint;
 };
 // start_scheduler, then the endpoint on `bind` with readiness = caches synced and liveness = no core
-// actor died (the supervisor also watches `cluster`, under `cluster_name`). If the endpoint fails,
+// actor died (and whatever `extra_checks` adds to /healthz and /livez, such as leader election) (the supervisor also watches `cluster`, under `cluster_name`). If the endpoint fails,
 // the scheduler is stopped again and the error names the flag. The caller still owns `cluster`.
 // Test hook: KAS_TEST_KILL_ACTOR=<name> (e.g. cycle_driver-0) kills that actor once the scheduler
 // started, so tests can see what an actor death looks like from outside; never set it otherwise.
 result<served_scheduler> start_served_scheduler(caf::actor_system& sys, const scheduler_options& opts,
                                                 cluster_actor cluster, const std::string& bind,
-                                                const std::string& cluster_name = "embedded_cluster");
+                                                const std::string& cluster_name = "embedded_cluster",
+                                                std::function<std::vector<obs::health_check>()> extra_checks = {});
 
 // What `simulate` and `bench` do when a core actor died: print "error: actor <name> died: <reason>"
 // on stderr; the command then exits with this code.

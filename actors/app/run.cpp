@@ -1,5 +1,7 @@
 // `run`: schedule a real cluster through its apiserver. The api_cluster source lists and watches
 // it, the scheduler binds through it, and the process lives until SIGTERM or SIGINT.
+#include <unistd.h>
+
 #include <csignal>
 #include <future>
 #include <cstdlib>
@@ -13,8 +15,10 @@
 #include "actors/app/cli.hpp"
 #include "actors/app/metrics_endpoint.hpp"
 #include "actors/app/run_setup.hpp"
+#include "actors/leader_elector.hpp"
 #include "actors/scheduler.hpp"
 #include "client/api_requests.hpp"
+#include "config/go_duration.hpp"
 
 namespace kas {
 
@@ -49,6 +53,32 @@ result<api_cluster_options> source_options(const run_args& args, const scheduler
                  "\": supported values: \"application/vnd.kubernetes.protobuf\", \"application/json\""};
   o.encoding = *enc;
   return o;
+}
+
+// The --leader-elect* flags over the config file's leaderElection (kube-scheduler's
+// ApplyLeaderElectionTo: only the flags given), then the durations parsed and the whole validated.
+status_or_error apply_leader_election_flags(const run_args& a, leader_election_config& le) {
+  if (a.leader_elect) le.leader_elect = *a.leader_elect;
+  std::pair<const char*, std::pair<const std::optional<std::string>*, std::string*>> durations[] = {
+    {"--leader-elect-lease-duration", {&a.lease_duration, &le.lease_duration}},
+    {"--leader-elect-renew-deadline", {&a.renew_deadline, &le.renew_deadline}},
+    {"--leader-elect-retry-period", {&a.retry_period, &le.retry_period}}};
+  for (auto& [flag, f] : durations) {
+    if (!*f.first) continue;
+    if (auto d = parse_go_duration(**f.first); !d)
+      return error{std::string(flag) + ": invalid argument \"" + **f.first + "\": " + d.err().message};
+    *f.second = **f.first;
+  }
+  if (a.resource_lock) le.resource_lock = *a.resource_lock;
+  if (a.resource_name) le.resource_name = *a.resource_name;
+  if (a.resource_namespace) le.resource_namespace = *a.resource_namespace;
+  return resolve_leader_election(le);
+}
+
+std::string host_name() {
+  char buf[256] = {};
+  if (gethostname(buf, sizeof buf - 1) != 0 || buf[0] == '\0') return "localhost";
+  return buf;
 }
 
 // One GET /version before anything starts. Credentials the apiserver refuses (a CA that does not
@@ -107,9 +137,13 @@ void dump_cache(caf::actor_system& sys, const scheduler_instance& sched) {
       [&](caf::error& e) { spdlog::error("run: the cache did not answer the dump request: {}", sys.render(e)); });
 }
 
-// Blocks until SIGTERM/SIGINT (0) or a core actor's death (actor_died_exit_code); dumps the cache
-// on SIGUSR2.
-int wait_for_stop(caf::actor_system& sys, const scheduler_instance& sched, const sigset_t& signals) {
+// The exit code of a lost Lease (kube-scheduler: "Leaderelection lost", exit 1).
+constexpr int lease_lost_exit_code = 1;
+
+// Blocks until SIGTERM/SIGINT (0), a core actor's death (actor_died_exit_code) or the loss of the
+// Lease (lease_lost_exit_code); dumps the cache on SIGUSR2.
+int wait_for_stop(caf::actor_system& sys, const scheduler_instance& sched, const sigset_t& signals,
+                  const leader_status* leader) {
   for (;;) {
     timespec tick{0, 200 * 1000 * 1000};
     int sig = sigtimedwait(&signals, nullptr, &tick);
@@ -118,8 +152,18 @@ int wait_for_stop(caf::actor_system& sys, const scheduler_instance& sched, const
       spdlog::info("run: {} received, stopping", sig == SIGTERM ? "SIGTERM" : "SIGINT");
       return 0;
     }
+    if (leader && leader->lost.load()) return lease_lost_exit_code;
     if (sched.health->first_failure()) return actor_died_exit_code;
   }
+}
+
+// SIGTERM's last step while leading: release the Lease (kube-scheduler's ReleaseOnCancel), so a
+// standby takes over at its next poll instead of after leaseDuration.
+void release_lease(caf::actor_system& sys, const caf::actor& elector, std::chrono::milliseconds limit) {
+  caf::scoped_actor self{sys};
+  self->request(elector, limit, release_atom::value)
+    .receive([](bool) {},
+             [&](caf::error& e) { spdlog::warn("leaderelection: releasing the lease: {}", sys.render(e)); });
 }
 
 // Stop popping (the cycle drivers go), then let the writes in flight finish, at most 30 s.
@@ -150,6 +194,11 @@ int run_cluster(const run_args& args) {
     std::cerr << "error: " << src.err().message << "\n";
     return 2;
   }
+  auto& le = cfg->kube.leader_election;
+  if (auto st = apply_leader_election_flags(args, le); !st) {
+    std::cerr << "error: " << (args.config.empty() ? "" : args.config + ": ") << st.err().message << "\n";
+    return 2;
+  }
   if (int rc = preflight(*src); rc != 0) return rc;
   if (auto w = apply_metrics_recording(cfg->runtime.record_metrics, args.metrics_bind_address, args.config); !w.empty())
     std::cerr << "warning: " << w << "\n";
@@ -173,16 +222,58 @@ int run_cluster(const run_args& args) {
   scheduler_options sopts;
   sopts.profiles = cfg->profiles;
   sopts.runtime = cfg->runtime;
-  auto served = start_served_scheduler(sys, sopts, *cluster, args.metrics_bind_address, "api_cluster");
+  // With leader election the informers, cache and queue start now, so a takeover is fast; the
+  // drivers pop only once this process leads.
+  sopts.hold_scheduling = le.leader_elect;
+  auto leader = std::make_shared<leader_status>();
+  auto lease_duration = std::chrono::duration_cast<std::chrono::milliseconds>(le.lease_duration_ns);
+  std::function<std::vector<obs::health_check>()> election_check;
+  if (le.leader_elect)
+    election_check = [leader, lease_duration] { return std::vector<obs::health_check>{leader_election_check(*leader, lease_duration)}; };
+  auto served = start_served_scheduler(sys, sopts, *cluster, args.metrics_bind_address, "api_cluster",
+                                       std::move(election_check));
   if (!served) {
     std::cerr << "error: " << served.err().message << "\n";
     caf::anon_send_exit(*cluster, caf::exit_reason::user_shutdown);
     return 2;
   }
-  int rc = wait_for_stop(sys, served->sched, signals);
+  caf::actor elector;
+  if (le.leader_elect) {
+    leader_elector_options eo;
+    eo.connection = src->connection;
+    eo.transport = src->transport;
+    eo.encoding = src->encoding;
+    eo.lock = {le.resource_namespace, le.resource_name};
+    eo.identity = api::leader_identity(host_name());
+    eo.name = le.resource_name;
+    eo.lease_duration = lease_duration;
+    eo.renew_deadline = std::chrono::duration_cast<std::chrono::milliseconds>(le.renew_deadline_ns);
+    eo.retry_period = std::chrono::duration_cast<std::chrono::milliseconds>(le.retry_period_ns);
+    scheduler_instance sched = served->sched;
+    eo.on_started_leading = [sched] { begin_scheduling(sched); };
+    // Losing the Lease stops scheduling at once; the main thread then exits 1.
+    eo.on_stopped_leading = [sched](const std::string&) {
+      sched.health->begin_stop();
+      for (auto& d : sched.drivers) caf::anon_send_exit(d, caf::exit_reason::user_shutdown);
+    };
+    auto e = spawn_leader_elector(sys, std::move(eo), leader);
+    if (!e) {
+      std::cerr << "error: " << e.err().message << "\n";
+      stop_scheduler(served->sched);
+      caf::anon_send_exit(*cluster, caf::exit_reason::user_shutdown);
+      return 2;
+    }
+    elector = *e;
+    supervise(served->sched.supervisor, elector, "leader_elector");
+  }
+  int rc = wait_for_stop(sys, served->sched, signals, le.leader_elect ? leader.get() : nullptr);
+  if (rc == lease_lost_exit_code) spdlog::error("run: leaderelection lost");
   if (rc == 0) drain(sys, served->sched, *cluster);
+  if (rc == 0 && elector && leader->leading.load())
+    release_lease(sys, elector, std::chrono::duration_cast<std::chrono::milliseconds>(le.renew_deadline_ns));
   if (served->endpoint) served->endpoint->stop();
   stop_scheduler(served->sched);
+  if (elector) caf::anon_send_exit(elector, caf::exit_reason::user_shutdown);
   caf::anon_send_exit(*cluster, caf::exit_reason::user_shutdown);
   sys.await_actors_before_shutdown(false);
   if (auto f = served->sched.health->first_failure(); f && rc != 0) {

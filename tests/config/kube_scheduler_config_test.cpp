@@ -65,6 +65,17 @@ TEST(KubeSchedulerConfig, ValidationErrors) {
      doc1 + "leaderElection.resourceLock: Invalid value: \"endpoints\": resourceLock value must be \"leases\""},
     {"unknown leader election field", head + "leaderElection: {leaderElekt: true}\n",
      doc1 + "leaderElection.leaderElekt: unknown field"},
+    {"lease duration not a duration", head + "leaderElection: {leaseDuration: 15}\n",
+     doc1 + "leaderElection.leaseDuration: Invalid value: \"15\": time: missing unit in duration \"15\""},
+    {"retry period zero", head + "leaderElection: {retryPeriod: 0s}\n",
+     doc1 + "leaderElection.retryPeriod: Invalid value: \"0s\": must be greater than zero"},
+    {"lease not longer than the deadline", head + "leaderElection: {leaseDuration: 10s, renewDeadline: 10s}\n",
+     doc1 + "leaderElection.leaseDuration: Invalid value: \"10s\": LeaseDuration must be greater than RenewDeadline"},
+    {"deadline within the jittered retry", head + "leaderElection: {renewDeadline: 2s, retryPeriod: 2s}\n",
+     doc1 + "leaderElection.renewDeadline: Invalid value: \"2s\": renewDeadline must be greater than "
+            "retryPeriod*JitterFactor (1.2)"},
+    {"lease without a name", head + "leaderElection: {resourceName: ''}\n",
+     doc1 + "leaderElection.resourceName: Invalid value: \"\": resourceName is required"},
     {"client connection burst", head + "clientConnection: {burst: -1}\n",
      doc1 + "clientConnection.burst: Invalid value: -1: must be non-negative"},
     {"two binding extenders", head + "extenders: [{urlPrefix: a, bindVerb: b}, {urlPrefix: c, bindVerb: d}]\n",
@@ -280,6 +291,8 @@ TEST(KubeSchedulerConfig, AcceptedTopLevelSettings) {
                        "extenders: [{urlPrefix: 'http://x', filterVerb: filter}]\n"
                        "delayCacheUntilActive: true\nenableProfiling: false\nenableContentionProfiling: false\n");
   ASSERT_TRUE(r) << r.err().message;
+  EXPECT_EQ(r->kube.leader_election.lease_duration_ns, std::chrono::seconds(15));
+  EXPECT_EQ(r->kube.leader_election.resource_name, "kube-scheduler");
   EXPECT_EQ(r->kube.client_connection.burst, 200);
   EXPECT_TRUE(r->kube.delay_cache_until_active);
   EXPECT_FALSE(r->kube.enable_profiling);
