@@ -118,6 +118,7 @@ bool server::handle_discovery(request& r) {
          ",\"compactions\":" + std::to_string(f.compactions) + ",\"watchExpired\":" + std::to_string(f.watch_expired) +
          ",\"restarts\":" + std::to_string(f.restarts) +
          ",\"restartCutConnections\":" + std::to_string(f.restart_cut_connections) +
+         ",\"leaseWritesRefused\":" + std::to_string(f.lease_writes_refused) +
          ",\"resourceVersion\":" + std::to_string(store_.current_rv()) + "}");
     return true;
   }
@@ -131,6 +132,17 @@ bool server::handle_discovery(request& r) {
     // connection with the others.
     json("{\"restarts\":" + std::to_string(faults_.restarts + 1) + "}");
     restart_soon();
+    return true;
+  }
+  if (p == "/debug/partition-lease-holder") {
+    std::string holder = r.param("holder");
+    if (r.method != "POST" || holder.empty()) {
+      respond_error(r.req, {400, "BadRequest", "POST /debug/partition-lease-holder?holder=ID", "", "", ""},
+                    wire_format::json);
+      return true;
+    }
+    partitioned_holders_.push_back(holder);
+    json("{\"partitioned\":" + std::to_string(partitioned_holders_.size()) + "}");
     return true;
   }
   if (p == "/openapi/v3") {

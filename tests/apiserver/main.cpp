@@ -37,7 +37,9 @@ const char* kUsage =
     "                                     `listening on URL` again when it is back\n"
     "  --fault-restart-down-ms N          how long a restart refuses connections (default 500)\n"
     "  GET /debug/faults returns the counts of injected faults as JSON; POST /debug/restart restarts\n"
-    "  now (after answering), as --fault-restart-every-seconds does.\n";
+    "  now (after answering), as --fault-restart-every-seconds does. POST\n"
+    "  /debug/partition-lease-holder?holder=ID refuses (503) every later Lease write whose body names\n"
+    "  that holder identity: the leader's renewals fail as if it were cut off from the apiserver.\n";
 
 bool parse_number(const char* flag, const char* text, double& out) {
   char* end = nullptr;

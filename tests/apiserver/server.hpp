@@ -45,6 +45,7 @@ struct fault_options {
 struct fault_counts {
   uint64_t watch_closed = 0, write_500 = 0, binding_409 = 0, slowed = 0, compactions = 0, watch_expired = 0;
   uint64_t restarts = 0, restart_cut_connections = 0;  // restarts, and the connections they closed
+  uint64_t lease_writes_refused = 0;  // POST /debug/partition-lease-holder at work
 };
 
 struct server_options {
@@ -131,6 +132,9 @@ private:
   server_options opts_;
   store store_;
   fault_counts faults_;
+  // Holder identities cut off from the Lease: a Lease write whose body names one gets 503, as if
+  // that replica were partitioned from the apiserver (POST /debug/partition-lease-holder?holder=ID).
+  std::vector<std::string> partitioned_holders_;
   std::vector<watch_stream*> watches_;
   bool iterating_ = false;
   sockaddr_in listen_addr_{};

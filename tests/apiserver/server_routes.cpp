@@ -99,6 +99,14 @@ void server::route_resource(request& r, const kind_info& k, const std::string& n
     respond_error(r.req, {500, "InternalError", "injected fault: --fault-write-500-percent", "", "", ""}, f);
     return;
   }
+  if (write && k.resource == "leases")
+    for (const auto& h : partitioned_holders_)
+      if (r.body.find(h) != std::string_view::npos) {  // the identity's bytes, in JSON or protobuf alike
+        ++faults_.lease_writes_refused;
+        respond_error(r.req, {503, "ServiceUnavailable", "injected fault: the holder " + h + " is partitioned", "", "", ""},
+                      f);
+        return;
+      }
   if (name.empty())
     route_collection(r, k, ns, f);
   else
