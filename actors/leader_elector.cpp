@@ -46,6 +46,7 @@ struct elector_state {
   bool round_open = false;
   std::mt19937_64 rng{std::random_device{}()};
   std::optional<caf::typed_response_promise<bool>> release_reply;
+  std::string last_refusal;  // why the last acquire attempt failed
   static inline const char* name = "leader_elector";
 };
 
@@ -174,7 +175,10 @@ void attempt_done(elector_actor* self) {
   }
   if (st.r == role::acquiring) {
     if (!ok) {
-      spdlog::debug("leaderelection: lease {} not acquired: {}", lock_name(st.opts), msg);
+      // Once per new reason at -v 2 (a standby logs whom it waits for), then at -v 4 only.
+      if (msg != st.last_refusal) spdlog::debug("leaderelection: lease {} not acquired: {}", lock_name(st.opts), msg);
+      else spdlog::trace("leaderelection: lease {} not acquired: {}", lock_name(st.opts), msg);
+      st.last_refusal = msg;
       set_timer(self, jittered(self, st.opts.retry_period));
       return;
     }

@@ -21,8 +21,9 @@ HTTP/1.1 over TLS with the client certificate the fixture wrote (--cert-dir), JS
                                                                          (creates the pod in F, then follows the
                                                                           pods' watch until it is bound: checks
                                                                           what kube-scheduler's preemption writes)
-  api_load.py split-log --dir DIR < LOG                                  (the scheduler's log to DIR/run.err,
-                                                                          each cache dump to DIR/dump.N)
+  api_load.py split-log --dir DIR [--announce] < LOG                     (the scheduler's log to DIR/run.err,
+                                                                          each cache dump to DIR/dump.N; with
+                                                                          --announce, leader election moments)
 
 Exit status 0 on success; failures print one line per problem on stderr.
 """
@@ -332,14 +333,27 @@ def compare(api, a):
     return 1 if problems else 0
 
 
+# With --announce, the leader election moments split-log prints, each once, for a test to wait on.
+ANNOUNCE = [("successfully acquired lease", "LEADER"), ("not acquired: lock is held by", "STANDBY"),
+            ("leaderelection lost", "LOST"), ("released lease", "RELEASED")]
+
+
 def split_log(a):
     """Copies the scheduler's log (stdin) to DIR/run.err line by line; each cache dump is also cut
-    out into DIR/dump.N, and "DUMP N" is printed once it is whole (the test waits on that)."""
+    out into DIR/dump.N, and "DUMP N" is printed once it is whole (the test waits on that). With
+    --announce, the first line of each leader election moment (ANNOUNCE) prints its tag and the
+    line's log timestamp, e.g. "LEADER 2026-12-04 11:04:35.128"."""
     n, dump = 0, None
+    announced = set()
     with open(a.dir + "/run.err", "w") as log:
         for line in sys.stdin:
             log.write(line)
             log.flush()
+            if a.announce:
+                for text, tag in ANNOUNCE:
+                    if text in line and tag not in announced:
+                        announced.add(tag)
+                        print("%s %s" % (tag, line[1:24] if line.startswith("[") else "-"), flush=True)
             if "Dump of cached NodeInfo ends" in line and dump is not None:
                 dump.close()
                 os.rename(a.dir + "/dump.tmp", "%s/dump.%d" % (a.dir, n))
@@ -543,6 +557,7 @@ def main():
     ap.add_argument("--survivor")
     ap.add_argument("--pod")
     ap.add_argument("--delete-pod")
+    ap.add_argument("--announce", action="store_true")
     a = ap.parse_args()
     if a.command == "split-log":
         return split_log(a)

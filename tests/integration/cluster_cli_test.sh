@@ -9,7 +9,8 @@
 # failure.
 set -euo pipefail
 
-cases=(bind-all faults churn tls-token tls-wrong-ca kubectl bench-api workloads preemption restart event-series volumes)
+cases=(bind-all faults churn tls-token tls-wrong-ca kubectl bench-api workloads preemption restart event-series volumes
+       leader-failover leader-partition)
 if [ "${1:-}" = "--list" ]; then
   printf '%s\n' "${cases[@]}"
   exit 0
@@ -75,6 +76,53 @@ stop_run() {
   wait "$run_pid" || rc=$?
   [ "$rc" -eq 0 ] || fail "run exited $rc after SIGTERM: $(tail -5 "$work/run.err")"
 }
+
+# Leader election cases: replicas of `run` sharing one Lease (lease 4 s, renew deadline 2 s, retry
+# 0.5 s), each logging into $work/NAME/run.err. start_replica NAME [ARGS...] sets replica_pid[NAME]
+# and opens fd replica_fd[NAME], on which split-log --announce reports "LEADER|STANDBY|LOST|RELEASED
+# <log timestamp>" as the replica's log says so; await NAME TAG reads it (a deadline only bounds a
+# failure) and sets $at to the wall time it was read and $logged to the log's timestamp.
+declare -A replica_pid replica_fd replica_port
+le_flags=(--leader-elect-lease-duration 4s --leader-elect-renew-deadline 2s --leader-elect-retry-period 500ms)
+start_replica() {
+  local name=$1
+  shift
+  mkdir -p "$work/$name"
+  mkfifo "$work/$name/log.fifo" "$work/$name/events.fifo"
+  replica_port[$name]="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
+  "$sched" run --kubeconfig "$certs/kubeconfig" --metrics-bind-address "127.0.0.1:${replica_port[$name]}" -v 2 \
+    "${le_flags[@]}" "$@" >"$work/$name/run.out" 2>"$work/$name/log.fifo" &
+  replica_pid[$name]=$!
+  pids+=("$!")
+  python3 "$load" split-log --dir "$work/$name" --announce <"$work/$name/log.fifo" >"$work/$name/events.fifo" &
+  pids+=($!)
+  local fd
+  exec {fd}<"$work/$name/events.fifo"
+  replica_fd[$name]=$fd
+}
+await() {
+  local name=$1 tag=$2 line
+  while read -r -t 120 line <&"${replica_fd[$name]}"; do
+    if [ "${line%% *}" = "$tag" ]; then
+      at="$(date +%s.%N)"
+      logged="${line#* }"
+      return 0
+    fi
+  done
+  fail "replica $name: no $tag within 120 s: $(tail -5 "$work/$name/run.err")"
+}
+# The scheduling attempts a replica made (its /metrics).
+attempts_of() {
+  curl -s "127.0.0.1:${replica_port[$1]}/metrics" |
+    awk '/^scheduler_schedule_attempts_total\{/ {n += $2} END {print n + 0}'
+}
+holder() {
+  curl -s --cacert "$certs/ca.crt" --cert "$certs/client.crt" --key "$certs/client.key" \
+    "$server/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/kube-actor-scheduler" |
+    python3 -c 'import json,sys; print(json.load(sys.stdin)["spec"].get("holderIdentity", ""))'
+}
+seconds_between() { python3 -c "import sys; print('%.2f' % (float(sys.argv[2]) - float(sys.argv[1])))" "$1" "$2"; }
+within() { python3 -c "import sys; sys.exit(0 if float(sys.argv[1]) <= float(sys.argv[2]) else 1)" "$1" "$2"; }
 
 case "$case" in
   bind-all)
@@ -236,6 +284,10 @@ clientConnection:
   kubeconfig: $certs/kubeconfig
   qps: $(n 200)
   burst: $(n 200)
+# A retry period of 2 s would beat in step with the 2 s restarts, so that every retry of a renewal
+# could land in an outage; 1.5 s drifts across them.
+leaderElection:
+  retryPeriod: 1.5s
 YAML
     restarts() { python3 "$load" faults --server "$server" --certs "$certs" | python3 -c 'import json,sys; print(json.load(sys.stdin)["restarts"])'; }
     before="$(restarts)"
@@ -348,6 +400,98 @@ PY
     python3 "$load" event-recreate --server "$server" --certs "$certs" --pod default/big --delete-pod default/filler-0 \
       --timeout 120 || fail "the repeated Event: $(tail -5 "$work/run.err")"
     stop_run
+    ;;
+  leader-failover)
+    # Issue #15's test 1. Only the leader schedules; SIGKILL the leader and the standby takes over
+    # and schedules what was created meanwhile, no pod bound twice; SIGTERM the new leader and it
+    # releases the Lease, so a third replica takes over at its next poll. The bounds: client-go's
+    # standby polls every retryPeriod x (1 + up to 1.2 jitter), so it sees the last renewal up to
+    # one poll late and the expiry up to one poll late: lease + 2 x 2.2 x retry after a kill, and
+    # 2.2 x retry after a release; 3 s more for process start under the sanitizers.
+    start_apiserver
+    python3 "$load" create --server "$server" --certs "$certs" --nodes 10 --pods 0 --namespace batch-a ||
+      fail "creating the nodes"
+    start_replica a
+    await a LEADER
+    start_replica b
+    await b STANDBY
+    python3 "$load" create --server "$server" --certs "$certs" --nodes 0 --pods "$(n 100)" --namespace batch-a ||
+      fail "creating batch a"
+    python3 "$load" wait --server "$server" --certs "$certs" --pods "$(n 100)" --timeout 300 >/dev/null ||
+      fail "batch a not bound by the leader: $(tail -5 "$work/a/run.err")"
+    [ "$(attempts_of b)" = 0 ] || fail "the standby b scheduled $(attempts_of b) pods while a led"
+    kill -KILL "${replica_pid[a]}"
+    killed="$(date +%s.%N)"
+    python3 "$load" create --server "$server" --certs "$certs" --nodes 0 --pods "$(n 100)" --namespace batch-b ||
+      fail "creating batch b"
+    await b LEADER
+    kill_takeover="$(seconds_between "$killed" "$at")"
+    within "$kill_takeover" "$(python3 -c 'print(4 + 2 * 2.2 * 0.5 + 3)')" ||
+      fail "b took $kill_takeover s to lead after a was killed"
+    python3 "$load" wait --server "$server" --certs "$certs" --pods "$(n 200)" --timeout 300 >/dev/null ||
+      fail "batch b not bound after the failover: $(tail -5 "$work/b/run.err")"
+    start_replica c
+    await c STANDBY
+    [ "$(attempts_of c)" = 0 ] || fail "the standby c scheduled while b led"
+    kill -TERM "${replica_pid[b]}"
+    termed="$(date +%s.%N)"
+    rc=0
+    wait "${replica_pid[b]}" || rc=$?
+    [ "$rc" -eq 0 ] || fail "b exited $rc after SIGTERM: $(tail -5 "$work/b/run.err")"
+    grep -q "released lease" "$work/b/run.err" || fail "b did not release the Lease: $(tail -5 "$work/b/run.err")"
+    await c LEADER
+    term_takeover="$(seconds_between "$termed" "$at")"
+    within "$term_takeover" "$(python3 -c 'print(2.2 * 0.5 + 3)')" ||
+      fail "c took $term_takeover s to lead after b released the Lease"
+    python3 "$load" create --server "$server" --certs "$certs" --nodes 0 --pods "$(n 100)" --namespace batch-c ||
+      fail "creating batch c"
+    python3 "$load" wait --server "$server" --certs "$certs" --pods "$(n 300)" --timeout 300 >/dev/null ||
+      fail "batch c not bound by c: $(tail -5 "$work/c/run.err")"
+    python3 "$load" check --server "$server" --certs "$certs" --pods "$(n 300)" --nodes 10 || fail "invariants"
+    # Bound once: a second binding of a bound pod would be refused (409 "already assigned"), and
+    # the scheduler would have logged it.
+    if grep -h "already assigned" "$work"/*/run.err >/dev/null; then fail "a pod was bound twice"; fi
+    became="$(curl -s --cacert "$certs/ca.crt" --cert "$certs/client.crt" --key "$certs/client.key" \
+      "$server/apis/events.k8s.io/v1/namespaces/kube-system/events" |
+      python3 -c 'import json,sys; print(sum(1 for e in json.load(sys.stdin)["items"] if e.get("reason") == "LeaderElection" and e.get("note","").endswith("became leader")))')"
+    [ "$became" -ge 3 ] || fail "$became 'became leader' Events, want 3"
+    echo "failover: SIGKILL -> standby leads in $kill_takeover s; SIGTERM -> next leads in $term_takeover s"
+    kill -TERM "${replica_pid[c]}"
+    wait "${replica_pid[c]}" || fail "c exited $? after SIGTERM"
+    ;;
+  leader-partition)
+    # Issue #15's test 2. The apiserver refuses the leader's Lease writes: it stops scheduling
+    # before renewDeadline has passed since its last renewal and exits 1 ("leaderelection lost");
+    # the standby leads only after that, and schedules.
+    start_apiserver
+    python3 "$load" create --server "$server" --certs "$certs" --nodes 10 --pods 0 --namespace batch-a ||
+      fail "creating the nodes"
+    start_replica a
+    await a LEADER
+    leader="$(holder)"
+    [ -n "$leader" ] || fail "no holder after a led"
+    start_replica b
+    await b STANDBY
+    curl -sf -X POST --cacert "$certs/ca.crt" --cert "$certs/client.crt" --key "$certs/client.key" \
+      "$server/debug/partition-lease-holder?holder=$leader" >/dev/null || fail "partitioning $leader"
+    cut="$(date +%s.%N)"
+    await a LOST
+    lost_logged="$logged"
+    stopped="$(seconds_between "$cut" "$at")"
+    within "$stopped" "$(python3 -c 'print(2 + 0.5 + 3)')" || fail "a stopped leading only $stopped s after the cut"
+    rc=0
+    wait "${replica_pid[a]}" || rc=$?
+    [ "$rc" -eq 1 ] || fail "a exited $rc after losing the Lease, want 1: $(tail -5 "$work/a/run.err")"
+    await b LEADER
+    taken="$(seconds_between "$cut" "$at")"
+    [[ "$logged" > "$lost_logged" ]] || fail "b led at $logged, before a stopped at $lost_logged"
+    python3 "$load" create --server "$server" --certs "$certs" --nodes 0 --pods "$(n 100)" --namespace batch-b ||
+      fail "creating batch b"
+    python3 "$load" wait --server "$server" --certs "$certs" --pods "$(n 100)" --timeout 300 >/dev/null ||
+      fail "batch b not bound by b: $(tail -5 "$work/b/run.err")"
+    echo "partition: a stopped $stopped s after the cut, b led $taken s after it"
+    kill -TERM "${replica_pid[b]}"
+    wait "${replica_pid[b]}" || fail "b exited $? after SIGTERM"
     ;;
   *)
     fail "unknown case"
