@@ -10,7 +10,7 @@
 set -euo pipefail
 
 cases=(bind-all faults churn tls-token tls-wrong-ca kubectl bench-api workloads preemption restart event-series volumes
-       leader-failover leader-partition)
+       leader-failover leader-partition leader-bad-input)
 if [ "${1:-}" = "--list" ]; then
   printf '%s\n' "${cases[@]}"
   exit 0
@@ -492,6 +492,40 @@ PY
     echo "partition: a stopped $stopped s after the cut, b led $taken s after it"
     kill -TERM "${replica_pid[b]}"
     wait "${replica_pid[b]}" || fail "b exited $? after SIGTERM"
+    ;;
+  leader-bad-input)
+    # Bad leader election settings exit 2 before anything starts, with one line naming the flag, or
+    # the file and the field.
+    start_apiserver
+    expect_bad() {
+      local want=$1
+      shift
+      local rc=0
+      "$sched" run --kubeconfig "$certs/kubeconfig" --metrics-bind-address 0 "$@" >"$work/bad.out" 2>"$work/bad.err" || rc=$?
+      [ "$rc" -eq 2 ] || fail "run $* exited $rc, want 2: $(cat "$work/bad.err")"
+      grep -qF -- "$want" "$work/bad.err" || fail "run $*: stderr does not say '$want': $(cat "$work/bad.err")"
+    }
+    expect_bad '--leader-elect-lease-duration: invalid argument "15": time: missing unit in duration "15"' \
+      --leader-elect-lease-duration 15
+    expect_bad '--leader-elect: invalid argument "maybe"' --leader-elect=maybe
+    expect_bad 'leaderElection.renewDeadline: Invalid value: "3s": renewDeadline must be greater than retryPeriod*JitterFactor (1.2)' \
+      --leader-elect-renew-deadline 3s --leader-elect-retry-period 3s
+    cat >"$work/le.yaml" <<YAML
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+clientConnection:
+  kubeconfig: $certs/kubeconfig
+leaderElection:
+  leaseDuration: 10s
+  renewDeadline: 10s
+YAML
+    expect_bad "$work/le.yaml: document 1: leaderElection.leaseDuration: Invalid value: \"10s\": LeaseDuration must be greater than RenewDeadline" \
+      --config "$work/le.yaml"
+    # The file is validated on its own, then again with the flags over it (kube-scheduler validates
+    # only the combination: a flag cannot repair a bad file here).
+    sed -i 's/leaseDuration: 10s/leaseDuration: 20s/' "$work/le.yaml"
+    expect_bad 'leaderElection.leaseDuration: Invalid value: "10s": LeaseDuration must be greater than RenewDeadline' \
+      --config "$work/le.yaml" --leader-elect-lease-duration 10s
     ;;
   *)
     fail "unknown case"
