@@ -60,6 +60,17 @@ std::vector<kind_info> build() {
                    &k8s::storage::CSIStorageCapacity::default_instance()));
   v.push_back(make("storage.k8s.io", "volumeattachments", "VolumeAttachment", false, true, {},
                    &k8s::storage::VolumeAttachment::default_instance()));
+  // Kinds stored as generic JSON objects, not interpreted (no proto, JSON only), so that
+  // `kubectl apply -f deploy/` creates every object of the manifests and reads it back.
+  v.push_back(make("", "serviceaccounts", "ServiceAccount", true, false, {"sa"}, nullptr));
+  v.push_back(make("", "configmaps", "ConfigMap", true, false, {"cm"}, nullptr));
+  v.push_back(make("", "secrets", "Secret", true, false, {}, nullptr));
+  v.push_back(make("rbac.authorization.k8s.io", "roles", "Role", true, false, {}, nullptr));
+  v.push_back(make("rbac.authorization.k8s.io", "rolebindings", "RoleBinding", true, false, {}, nullptr));
+  v.push_back(make("rbac.authorization.k8s.io", "clusterroles", "ClusterRole", false, false, {}, nullptr));
+  v.push_back(make("rbac.authorization.k8s.io", "clusterrolebindings", "ClusterRoleBinding", false, false, {}, nullptr));
+  v.push_back(make("apps", "deployments", "Deployment", true, true, {"deploy"}, nullptr));
+  v.push_back(make("monitoring.coreos.com", "servicemonitors", "ServiceMonitor", true, false, {"smon"}, nullptr));
   return v;
 }
 

@@ -24,6 +24,7 @@ extern "C" {
 }
 
 #include "client/pki.hpp"
+#include "tests/apiserver/request_log.hpp"
 
 namespace kas::testapi {
 
@@ -272,6 +273,7 @@ void defer(server* srv, h2o_req_t* req, h2o_timeout_t* timeout) {
 
 int server::on_req(h2o_handler_t* h, h2o_req_t* req) {
   server* srv = reinterpret_cast<handler_ext*>(h)->srv;
+  log_request(req);
   std::string_view path(req->path.base, req->path.len);
   bool open_path = path.rfind("/healthz", 0) == 0 || path.rfind("/readyz", 0) == 0 || path.rfind("/livez", 0) == 0;
   if (!open_path && !srv->authenticated(req)) {
