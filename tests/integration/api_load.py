@@ -60,6 +60,7 @@ class Api:
         return c
 
     def call(self, method, path, body=None, ctype="application/json"):
+        cut = False  # an earlier attempt lost its connection: its write may have been applied
         for attempt in range(5):
             c = self.conn()
             try:
@@ -73,8 +74,12 @@ class Api:
                 payload = r.read()
                 if r.status == 500 and attempt < 4:  # the fixture's injected write failures
                     continue
-                return r.status, (json.loads(payload) if payload else {})
+                resp = json.loads(payload) if payload else {}
+                if cut and method == "POST" and r.status == 409 and resp.get("reason") == "AlreadyExists":
+                    return 201, resp  # the create cut by a restart had been applied before the cut
+                return r.status, resp
             except (http.client.HTTPException, OSError):
+                cut = True
                 c.close()
                 self.local.c = None
                 if attempt == 4:
