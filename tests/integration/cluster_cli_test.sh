@@ -36,7 +36,14 @@ fail() { echo "FAIL [$case]: $*" >&2; exit 1; }
 # Starts the apiserver with extra flags; sets $server and $certs.
 start_apiserver() {
   mkfifo "$work/api.out"
-  "$apiserver" --listen 127.0.0.1:0 --cert-dir "$work/certs" "$@" >"$work/api.out" 2>"$work/api.err" &
+  # KAS_REQUEST_LOG_DIR (ctest sets it): every request the apiserver receives goes to
+  # $KAS_REQUEST_LOG_DIR/$case.jsonl, which deploy.rbac_coverage checks against deploy/'s RBAC.
+  local request_log=()
+  if [ -n "${KAS_REQUEST_LOG_DIR:-}" ]; then
+    mkdir -p "$KAS_REQUEST_LOG_DIR"
+    request_log=(--request-log "$KAS_REQUEST_LOG_DIR/$case.jsonl")
+  fi
+  "$apiserver" --listen 127.0.0.1:0 --cert-dir "$work/certs" "${request_log[@]}" "$@" >"$work/api.out" 2>"$work/api.err" &
   pids+=($!)
   exec 3<"$work/api.out"
   local line
