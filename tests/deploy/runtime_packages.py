@@ -4,8 +4,9 @@
 
 - BUILD_PACKAGES (the build stage) is the same set as deploy/quickstart.sh's packages.
 - RUNTIME_PACKAGES (the debian:bookworm-slim stage) provides every shared library the built binary
-  loads: each library ldd resolves belongs (dpkg -S) to a listed package or to one apt installs with
-  them (their Depends/Pre-Depends, followed through the installed packages).
+  loads: the package (dpkg -S) of each library the binary names (NEEDED) is listed; every other
+  library ldd resolves belongs to a listed package or to one apt installs with them (their
+  Depends/Pre-Depends, followed through the installed packages).
 - No listed runtime package is unneeded: each provides a library the binary names itself (NEEDED).
 Docker cannot run on the build machines, so this is how the image's runtime stage is checked.
 """
@@ -29,23 +30,28 @@ def quickstart_packages(path):
     return set(m.group(1).split())
 
 
-def owner(lib):
-    """The package that ships `lib` (a path ldd printed), by dpkg -S on the path as given, its real
-    path, and its /lib <-> /usr/lib twin (bookworm is merged-/usr; dpkg knows one spelling)."""
-    candidates = [lib, os.path.realpath(lib)]
-    for c in list(candidates):
+def candidates(lib):
+    """The spellings dpkg may know `lib` (a path ldd printed) by: as given, its real path, and their
+    /lib <-> /usr/lib twins (bookworm is merged-/usr; dpkg records one spelling)."""
+    out = [lib, os.path.realpath(lib)]
+    for c in list(out):
         if c.startswith("/usr/lib/"):
-            candidates.append(c[len("/usr"):])
+            out.append(c[len("/usr"):])
         elif c.startswith("/lib/") or c.startswith("/lib64/"):
-            candidates.append("/usr" + c)
-    for c in candidates:
-        r = subprocess.run(["dpkg", "-S", c], capture_output=True, text=True)
-        if r.returncode == 0:
-            for line in r.stdout.splitlines():
-                pkg, _, path = line.partition(": ")
-                if path == c and "diversion" not in pkg:
-                    return pkg.split(":")[0]
-    return None
+            out.append("/usr" + c)
+    return out
+
+
+def owners(libs):
+    """path -> package, by one dpkg -S over every spelling of every library."""
+    paths = sorted({c for lib in libs for c in candidates(lib)})
+    r = subprocess.run(["dpkg", "-S"] + paths, capture_output=True, text=True)
+    by_path = {}
+    for line in r.stdout.splitlines():
+        pkg, _, path = line.partition(": ")
+        if "diversion" not in pkg and path in paths:
+            by_path[path] = pkg.split(":")[0].split(",")[0].strip()
+    return {lib: next((by_path[c] for c in candidates(lib) if c in by_path), None) for lib in libs}
 
 
 def ldd(binary):
@@ -70,24 +76,21 @@ def needed(binary):
 
 def depends_closure(packages):
     """The packages and, recursively, their installed Depends/Pre-Depends (alternatives: the
-    installed ones)."""
+    installed ones), from one dpkg-query over every installed package."""
+    out = subprocess.run(["dpkg-query", "-W", "-f=${Package}\t${Status}\t${Pre-Depends}, ${Depends}\n"],
+                         capture_output=True, text=True, check=True).stdout
+    deps = {}
+    for line in out.splitlines():
+        name, status, dep = (line.split("\t") + ["", ""])[:3]
+        if "install ok installed" in status:
+            deps[name] = [alt.strip().split(" ")[0].split(":")[0] for clause in dep.split(",") for alt in clause.split("|")]
     seen, todo = set(), list(packages)
     while todo:
         p = todo.pop()
         if p in seen:
             continue
         seen.add(p)
-        r = subprocess.run(["dpkg-query", "-W", "-f=${Pre-Depends}, ${Depends}", p], capture_output=True, text=True)
-        if r.returncode != 0:
-            continue  # not installed here: its dependencies cannot be followed
-        for clause in r.stdout.split(","):
-            for alt in clause.split("|"):
-                name = alt.strip().split(" ")[0].split(":")[0]
-                if not name:
-                    continue
-                q = subprocess.run(["dpkg-query", "-W", "-f=${Status}", name], capture_output=True, text=True)
-                if q.returncode == 0 and "install ok installed" in q.stdout:
-                    todo.append(name)
+        todo.extend(d for d in deps.get(p, []) if d in deps)
     return seen
 
 
@@ -103,15 +106,18 @@ def main():
     direct = needed(binary)
     closure = depends_closure(runtime)
     direct_owners = set()
+    owner = owners(libs.values())
     for soname, path in sorted(libs.items()):
-        pkg = owner(path)
+        pkg = owner[path]
         if pkg is None:
             problems.append("%s (%s): no Debian package ships it (dpkg -S)" % (soname, path))
             continue
         if soname in direct:
             direct_owners.add(pkg)
         where = "listed" if pkg in runtime else "a dependency" if pkg in closure else None
-        if where is None:
+        if soname in direct and pkg not in runtime:
+            problems.append("%s (%s) is NEEDED by the binary itself: list %s in RUNTIME_PACKAGES" % (soname, path, pkg))
+        elif where is None:
             problems.append("%s (%s) is in %s, which RUNTIME_PACKAGES neither lists nor pulls in" % (soname, path, pkg))
         else:
             print("%-32s %-22s %s" % (soname, pkg, where))
