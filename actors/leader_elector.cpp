@@ -86,17 +86,23 @@ void set_timer(elector_actor* self, std::chrono::milliseconds after) {
   self->delayed_send(self, after, timer_atom::value, ++st.timer_gen);
 }
 
-void lose(elector_actor* self, const std::string& why) {
+// Ends the renewal schedule and any attempt in flight (its answer, if one still comes, is outdated).
+void stop_renewing(elector_actor* self) {
   auto& st = self->state;
-  if (st.r == role::stopped) return;
-  st.r = role::stopped;
   st.round_open = false;
   ++st.timer_gen;
   if (st.attempt) {
     st.transport->cancel(st.request_id);
     st.attempt.reset();
-    ++st.attempt_gen;
   }
+  ++st.attempt_gen;
+}
+
+void lose(elector_actor* self, const std::string& why) {
+  auto& st = self->state;
+  if (st.r == role::stopped) return;
+  st.r = role::stopped;
+  stop_renewing(self);
   st.status->leading.store(false);
   st.status->lost.store(true);
   st.master_status->set(0);
@@ -247,13 +253,7 @@ caf::behavior elector(elector_actor* self, leader_elector_options opts, std::sha
       auto& st = self->state;
       if (st.r != role::leading) return false;
       st.r = role::releasing;
-      st.round_open = false;
-      ++st.timer_gen;
-      if (st.attempt) {
-        st.transport->cancel(st.request_id);
-        st.attempt.reset();
-      }
-      ++st.attempt_gen;
+      stop_renewing(self);
       st.attempt = api::lease_attempt::release(*st.candidate, wall_micros());
       if (!st.attempt->running()) {
         st.attempt.reset();
