@@ -6,6 +6,7 @@
 #include <cstring>
 #include <string>
 
+#include "tests/apiserver/auth_reviews.hpp"
 #include "tests/apiserver/request_log.hpp"
 #include "tests/apiserver/server.hpp"
 
@@ -39,6 +40,9 @@ const char* kUsage =
     "  --fault-restart-down-ms N          how long a restart refuses connections (default 500)\n"
     "  --request-log FILE                 one JSON line per request received (userAgent, method,\n"
     "                                     path, query), for tests/deploy's RBAC coverage check\n"
+    "  --auth-table FILE                  answer TokenReviews and SubjectAccessReviews from this JSON\n"
+    "                                     table (tokens -> users, rules: user/group, verbs, paths);\n"
+    "                                     see auth_reviews.hpp. Without it none authenticates or is allowed\n"
     "  GET /debug/faults returns the counts of injected faults as JSON; POST /debug/restart restarts\n"
     "  now (after answering), as --fault-restart-every-seconds does. POST\n"
     "  /debug/partition-lease-holder?holder=ID refuses (503) every later Lease write whose body names\n"
@@ -100,6 +104,13 @@ bool parse_args(int argc, char** argv, kas::testapi::server_options& o) {
     else if (a == "--fault-compact-every-seconds") { if (!parse_number(a.c_str(), v, n)) return false; o.faults.compact_every_seconds = static_cast<uint64_t>(n); }
     else if (a == "--fault-restart-every-seconds") { if (!parse_number(a.c_str(), v, n)) return false; o.faults.restart_every_seconds = static_cast<uint64_t>(n); }
     else if (a == "--fault-restart-down-ms") { if (!parse_number(a.c_str(), v, n)) return false; o.faults.restart_down_ms = static_cast<uint64_t>(n); }
+    else if (a == "--auth-table") {
+      std::string err;
+      if (!kas::testapi::load_auth_table(v, err)) {
+        fprintf(stderr, "kube-actor-test-apiserver: %s\n", err.c_str());
+        return false;
+      }
+    }
     else if (a == "--request-log") {
       std::string err;
       if (!kas::testapi::open_request_log(v, err)) {

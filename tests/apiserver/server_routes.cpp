@@ -5,6 +5,7 @@
 
 #include "messages/codec.hpp"
 #include "messages/k8s/core.pb.h"
+#include "tests/apiserver/auth_reviews.hpp"
 #include "tests/apiserver/json_tree.hpp"
 #include "tests/apiserver/server.hpp"
 
@@ -48,6 +49,8 @@ api_error method_not_allowed(const std::string& method) {
 }  // namespace
 
 void server::handle(request& r) {
+  // TokenReview and SubjectAccessReview, from --auth-table (auth_reviews.hpp).
+  if (auto review = answer_review(r.method, r.path, r.body)) return respond(r.req, review->status, "application/json", review->body);
   if (handle_discovery(r)) return;
   auto seg = split_path(r.path);
   wire_format f = negotiate(r.accept, nullptr);
