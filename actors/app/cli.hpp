@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "actors/app/secure_serving.hpp"
+
 namespace kas {
 
 struct simulate_args {
@@ -45,7 +47,10 @@ struct run_args {
   std::string kubeconfig;  // --kubeconfig (ignored when --config is given, as in kube-scheduler)
   std::string master;      // --master: overrides the kubeconfig's server
   std::string context;     // --context: a kubeconfig context other than the current one
-  std::string metrics_bind_address = "127.0.0.1:10259";  // long-running: on by default; "0" = off
+  // The plain HTTP endpoint: off by default, as kube-scheduler has no insecure port any more; the
+  // secure port below serves the same paths over HTTPS with authentication. "0" = off.
+  std::string metrics_bind_address;
+  secure_serving_flags secure;  // --secure-port, --bind-address, --tls-*, delegated auth (secure_serving.hpp)
   // The leader election flags. Each one given overrides the config file's leaderElection field, as
   // kube-scheduler's ApplyLeaderElectionTo does; unset ones leave the file's (or the default) value.
   std::optional<bool> leader_elect;

@@ -87,8 +87,8 @@ const char* const run_help =
   "                                 default: $KUBECONFIG, then in-cluster config, then ~/.kube/config)\n"
   "  --context NAME                 a kubeconfig context other than current-context\n"
   "  --master URL                   the apiserver's address (overrides the kubeconfig's server)\n"
-  "  --metrics-bind-address H:P     serve /metrics, /healthz, /livez, /readyz (default\n"
-  "                                 127.0.0.1:10259; \"0\" is off)\n"
+  "  --metrics-bind-address H:P     also serve /metrics, /healthz, /livez, /readyz over plain HTTP,\n"
+  "                                 without authentication (default off)\n"
   "  --leader-elect[=true|false]    leader election on a Lease before scheduling (default true, or\n"
   "                                 the config's leaderElection.leaderElect)\n"
   "  --leader-elect-lease-duration D, --leader-elect-renew-deadline D, --leader-elect-retry-period D\n"
@@ -130,6 +130,8 @@ void usage(std::ostream& os) {
         "                                [--metrics-bind-address HOST:PORT] [--logging-format text|json]\n"
         "  kube-actor-scheduler run      [--config FILE] [--kubeconfig FILE] [--context NAME]\n"
         "                                [--master URL] [--metrics-bind-address HOST:PORT] [-v N]\n"
+        "                                [--secure-port N] [--bind-address IP] [--tls-cert-file FILE]\n"
+        "                                [--tls-private-key-file FILE] (see run --help)\n"
         "                                [--logging-format text|json]\n"
         "  kube-actor-scheduler SUBCOMMAND --help | --version\n";
 }
@@ -306,6 +308,11 @@ int run_command(int argc, char** argv) {
       a.resource_name = v;
     } else if (take(argc, argv, i, "--leader-elect-resource-namespace", v)) {
       a.resource_namespace = v;
+    } else if (kas::take_secure_serving_flag(argc, argv, i, a.secure)) {
+      continue;
+    } else if (wants_help(argv[i])) {
+      std::cout << run_help << "\nsecure serving (as kube-scheduler's port 10259):\n" << kas::secure_serving_help;
+      return 0;
     } else if (int rc = other_argument("run", run_help, argc, argv, i, a.metrics_bind_address); rc >= 0) {
       return rc;
     }

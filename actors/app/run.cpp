@@ -15,6 +15,7 @@
 #include "actors/app/cli.hpp"
 #include "actors/app/metrics_endpoint.hpp"
 #include "actors/app/run_setup.hpp"
+#include "actors/app/secure_serving.hpp"
 #include "actors/leader_elector.hpp"
 #include "actors/scheduler.hpp"
 #include "client/api_requests.hpp"
@@ -199,6 +200,12 @@ int run_cluster(const run_args& args) {
     std::cerr << "error: " << (args.config.empty() ? "" : args.config + ": ") << st.err().message << "\n";
     return 2;
   }
+  // Secure serving's flags and certificate are checked before anything starts (no thread yet).
+  auto secure = secure_serving::prepare(args.secure, src->connection);
+  if (!secure) {
+    std::cerr << "error: " << secure.err().message << "\n";
+    return 2;
+  }
   if (int rc = preflight(*src); rc != 0) return rc;
   if (auto w = apply_metrics_recording(cfg->runtime.record_metrics, args.metrics_bind_address, args.config); !w.empty())
     std::cerr << "warning: " << w << "\n";
@@ -231,11 +238,26 @@ int run_cluster(const run_args& args) {
   if (le.leader_elect)
     election_check = [leader, lease_duration] { return std::vector<obs::health_check>{leader_election_check(*leader, lease_duration)}; };
   auto served = start_served_scheduler(sys, sopts, *cluster, args.metrics_bind_address, "api_cluster",
-                                       std::move(election_check));
+                                       election_check);
   if (!served) {
     std::cerr << "error: " << served.err().message << "\n";
     caf::anon_send_exit(*cluster, caf::exit_reason::user_shutdown);
     return 2;
+  }
+  if (*secure) {
+    auto health = served->sched.health;
+    auto live = [health, election_check] {
+      auto checks = health->checks();
+      if (election_check)
+        for (auto& c : election_check()) checks.push_back(std::move(c));
+      return checks;
+    };
+    if (auto st = (*secure)->start(caches_synced(served->sched.wiring->synced), live); !st) {
+      std::cerr << "error: " << st.err().message << "\n";
+      stop_scheduler(served->sched);
+      caf::anon_send_exit(*cluster, caf::exit_reason::user_shutdown);
+      return 2;
+    }
   }
   caf::actor elector;
   if (le.leader_elect) {
@@ -272,6 +294,7 @@ int run_cluster(const run_args& args) {
   if (rc == 0 && elector && leader->leading.load())
     release_lease(sys, elector, std::chrono::duration_cast<std::chrono::milliseconds>(le.renew_deadline_ns));
   if (served->endpoint) served->endpoint->stop();
+  if (*secure) (*secure)->stop();
   stop_scheduler(served->sched);
   if (elector) caf::anon_send_exit(elector, caf::exit_reason::user_shutdown);
   caf::anon_send_exit(*cluster, caf::exit_reason::user_shutdown);

@@ -10,7 +10,7 @@
 set -euo pipefail
 
 cases=(bind-all faults churn tls-token tls-wrong-ca kubectl bench-api workloads preemption restart event-series volumes
-       leader-failover leader-partition leader-bad-input)
+       leader-failover leader-partition leader-bad-input secure-serving)
 if [ "${1:-}" = "--list" ]; then
   printf '%s\n' "${cases[@]}"
   exit 0
@@ -61,7 +61,7 @@ start_run() {
   mkfifo "$work/run.fifo" "$work/dumps.fifo"
   local kubeconfig=$1
   shift
-  "$sched" run --kubeconfig "$kubeconfig" --metrics-bind-address 0 -v 1 "$@" >"$work/run.out" 2>"$work/run.fifo" &
+  "$sched" run --kubeconfig "$kubeconfig" --metrics-bind-address 0 --secure-port 0 -v 1 "$@" >"$work/run.out" 2>"$work/run.fifo" &
   run_pid=$!
   pids+=("$run_pid")
   python3 "$load" split-log --dir "$work" <"$work/run.fifo" >"$work/dumps.fifo" &
@@ -97,7 +97,7 @@ start_replica() {
   mkdir -p "$work/$name"
   mkfifo "$work/$name/log.fifo" "$work/$name/events.fifo"
   replica_port[$name]="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
-  "$sched" run --kubeconfig "$certs/kubeconfig" --metrics-bind-address "127.0.0.1:${replica_port[$name]}" -v 2 \
+  "$sched" run --kubeconfig "$certs/kubeconfig" --metrics-bind-address "127.0.0.1:${replica_port[$name]}" --secure-port 0 -v 2 \
     "${le_flags[@]}" "$@" >"$work/$name/run.out" 2>"$work/$name/log.fifo" &
   replica_pid[$name]=$!
   pids+=("$!")
@@ -533,6 +533,118 @@ YAML
     sed -i 's/leaseDuration: 10s/leaseDuration: 20s/' "$work/le.yaml"
     expect_bad 'leaderElection.leaseDuration: Invalid value: "10s": LeaseDuration must be greater than RenewDeadline' \
       --config "$work/le.yaml" --leader-elect-lease-duration 10s
+    ;;
+  secure-serving)
+    # run's secure port, as kube-scheduler's 10259: HTTPS, delegated authentication (TokenReview) and
+    # authorization (SubjectAccessReview) through the apiserver, here answered from the fixture's
+    # --auth-table. Readiness is the "Serving securely on" line; nothing sleeps.
+    cat >"$work/auth.json" <<'JSON'
+{"tokens": [{"token": "scraper-token", "username": "prometheus", "groups": ["monitoring"]},
+            {"token": "nosy-token", "username": "mallory"}],
+ "rules": [{"user": "prometheus", "verbs": ["get"], "paths": ["/metrics"]}]}
+JSON
+    start_apiserver --auth-table "$work/auth.json"
+    # Starts run serving securely on 127.0.0.1:$port (a free port found here: --secure-port 0 means
+    # "off", as in kube) with the extra flags given, and waits for its "Serving securely" line.
+    start_secure() {
+      port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
+      rm -f "$work/secure.fifo"
+      mkfifo "$work/secure.fifo"
+      "$sched" run --kubeconfig "$certs/kubeconfig" --metrics-bind-address 0 --bind-address 127.0.0.1 \
+        --secure-port "$port" -v 1 "$@" >"$work/run.out" 2>"$work/secure.fifo" &
+      run_pid=$!
+      pids+=("$run_pid")
+      local fd line up=""
+      exec {fd}<"$work/secure.fifo"
+      while read -r -t 120 line <&"$fd"; do
+        echo "$line" >>"$work/run.err"
+        if [[ "$line" == *"Serving securely on 127.0.0.1:$port"* ]]; then up=1; break; fi
+      done
+      [ -n "$up" ] || fail "no \"Serving securely on 127.0.0.1:$port\" line: $(tail -5 "$work/run.err")"
+      cat <&"$fd" >>"$work/run.err" &  # keep draining the log
+      pids+=($!)
+    }
+    # GET https://127.0.0.1:$port$1 with curl's remaining arguments; prints the status code, the body
+    # goes to $work/body.
+    get() {
+      local path=$1
+      shift
+      curl -s --max-time 60 -o "$work/body" -w '%{http_code}' "$@" "https://127.0.0.1:$port$path" || true
+    }
+    expect() {  # expect CODE BODY-SUBSTRING WHAT -- CURL-ARGS...
+      local code=$1 text=$2 what=$3
+      shift 4
+      local got
+      got="$(get "$@")"
+      [ "$got" = "$code" ] || fail "$what: got $got, want $code: $(head -c 300 "$work/body")"
+      grep -qF -- "$text" "$work/body" || fail "$what: the body does not say '$text': $(head -c 300 "$work/body")"
+    }
+
+    # 1. Without --tls-cert-file: a self-signed certificate made at start, in memory.
+    start_secure
+    grep -q "Generated self-signed cert in-memory" "$work/run.err" || fail "no self-signed certificate logged"
+    # No token: system:anonymous, which the SubjectAccessReview denies: 403, as kube-scheduler answers.
+    expect 403 'forbidden: User \"system:anonymous\" cannot get path \"/metrics\"' "no token" -- /metrics -k
+    # A token the TokenReview rejects: 401.
+    expect 401 '"reason":"Unauthorized"' "a rejected token" -- /metrics -k -H "Authorization: Bearer wrong-token"
+    # Authenticated, but no rule allows it: 403 naming the user.
+    expect 403 'forbidden: User \"mallory\" cannot get path \"/metrics\"' "a user without the permission" -- \
+      /metrics -k -H "Authorization: Bearer nosy-token"
+    # Allowed: the metrics (asked twice: the second answer comes from the review caches).
+    for _ in 1 2; do
+      expect 200 "# TYPE scheduler_schedule_attempts_total counter" "an allowed user" -- \
+        /metrics -k -H "Authorization: Bearer scraper-token"
+    done
+    # The always-allowed paths need no token (a probe costs no review).
+    expect 200 ok "/healthz without a token" -- /healthz -k
+    expect 200 ok "/livez without a token" -- /livez -k
+    # The certificate is not one the apiserver's CA signed, so it does not verify against it.
+    [ "$(get /healthz --cacert "$certs/ca.crt")" = "000" ] || fail "the self-signed certificate verified against another CA"
+    stop_run
+
+    # 2. --tls-cert-file / --tls-private-key-file: that certificate is the one served (it verifies
+    # against its CA, for 127.0.0.1).
+    command -v openssl >/dev/null || fail "openssl (the command) is needed to make the test certificate"
+    (
+      cd "$work"
+      openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout ca.key -out ca.pem \
+        -days 1 -subj /CN=secure-serving-test-ca
+      openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout tls.key -out tls.csr -subj /CN=localhost
+      printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n' >tls.ext
+      openssl x509 -req -in tls.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out tls.crt -days 1 -extfile tls.ext
+    ) >"$work/openssl.log" 2>&1 || fail "openssl: $(cat "$work/openssl.log")"
+    start_secure --leader-elect=false --tls-cert-file "$work/tls.crt" --tls-private-key-file "$work/tls.key"
+    expect 200 ok "/healthz verified with the given CA" -- /healthz --cacert "$work/ca.pem"
+    expect 200 "# TYPE" "/metrics verified with the given CA" -- /metrics --cacert "$work/ca.pem" \
+      -H "Authorization: Bearer scraper-token"
+    stop_run
+
+    # 3. Bad input exits 2 before anything starts, with one line naming the flag (and file).
+    expect_bad() {
+      local want=$1
+      shift
+      local rc=0
+      "$sched" run --kubeconfig "$certs/kubeconfig" --metrics-bind-address 0 --leader-elect=false "$@" \
+        >"$work/bad.out" 2>"$work/bad.err" || rc=$?
+      [ "$rc" -eq 2 ] || fail "run $* exited $rc, want 2: $(cat "$work/bad.err")"
+      grep -qF -- "$want" "$work/bad.err" || fail "run $*: stderr does not say '$want': $(cat "$work/bad.err")"
+    }
+    echo "not a certificate" >"$work/garbage.pem"
+    cp "$work/ca.key" "$work/other.key"
+    expect_bad "--tls-cert-file=$work/missing.crt: cannot read" \
+      --tls-cert-file "$work/missing.crt" --tls-private-key-file "$work/tls.key"
+    expect_bad "--tls-cert-file=$work/garbage.pem: no PEM certificate could be read" \
+      --tls-cert-file "$work/garbage.pem" --tls-private-key-file "$work/tls.key"
+    expect_bad "--tls-private-key-file=$work/garbage.pem: no PEM private key could be read" \
+      --tls-cert-file "$work/tls.crt" --tls-private-key-file "$work/garbage.pem"
+    expect_bad "--tls-private-key-file=$work/other.key: the private key does not match the certificate" \
+      --tls-cert-file "$work/tls.crt" --tls-private-key-file "$work/other.key"
+    expect_bad "--tls-cert-file is given without --tls-private-key-file" --tls-cert-file "$work/tls.crt"
+    expect_bad '--secure-port: invalid argument "https"' --secure-port https
+    expect_bad '--bind-address: invalid argument "localhost": not an IP address' --bind-address localhost
+    expect_bad '--authentication-token-webhook-cache-ttl: invalid argument "10"' \
+      --authentication-token-webhook-cache-ttl 10
+    expect_bad "--authorization-kubeconfig: $work/missing.kubeconfig" --authorization-kubeconfig "$work/missing.kubeconfig"
     ;;
   *)
     fail "unknown case"
