@@ -70,14 +70,6 @@ EXCEPTIONS = {
         "VolumeBinding's PreBind PUTs a claim only to set volume.kubernetes.io/selected-node for dynamic "
         "provisioning (a WaitForFirstConsumer StorageClass with a provisioner); the volumes case binds "
         "pre-provisioned volumes only (PV updates), so a dynamic-provisioning case would exercise it"),
-    ("authentication.k8s.io", "tokenreviews", "create"): (
-        "pending",
-        "delegated authentication of /metrics on the secure port (issue #15's secure serving) is not in "
-        "yet; its test will exercise it"),
-    ("authorization.k8s.io", "subjectaccessreviews", "create"): (
-        "pending",
-        "delegated authorization of /metrics on the secure port (issue #15's secure serving) is not in "
-        "yet; its test will exercise it"),
     ("", "configmaps", "get"): (
         "pending",
         "extension-apiserver-authentication-reader: delegated authentication reading the client CA from "
