@@ -5,7 +5,9 @@
 Extracts the ConfigMap's config.yaml and runs `simulate --config` with it on a small cluster: every
 pod that names the kube-actor-scheduler profile is scheduled, and a pod of another scheduler is left
 alone (Skipped: no profile of that name). Also checks that the config names the profile
-and the Lease the rest of deploy/ expects.
+and the Lease the rest of deploy/ expects, and that `run` accepts deploy/20-deployment.yaml's
+command line with it: outside a cluster it gets past the flags and the config and stops at the
+in-cluster connection (exit 2, "not running in a Kubernetes cluster").
 """
 import json
 import os
@@ -63,3 +65,13 @@ assert set(placed) == want, (placed, r.stdout)
 theirs = [p for p in out["pods"] if p["name"] == "theirs"]
 assert [p["status"] for p in theirs] == ["Skipped"], r.stdout
 print("ok: the ConfigMap's config schedules %s" % placed)
+
+# The Deployment's command line, with --config pointing at the extracted file.
+dep = [d for d in yaml.safe_load_all(open(os.path.join(deploy_dir, "20-deployment.yaml"))) if d and d["kind"] == "Deployment"][0]
+c = dep["spec"]["template"]["spec"]["containers"][0]
+argv = [sched] + c["command"][1:] + [("--config=" + cfg) if a.startswith("--config=") else a for a in c["args"]]
+env = {k: v for k, v in os.environ.items() if not k.startswith("KUBERNETES_SERVICE_") and k != "KUBECONFIG"}
+env["HOME"] = work  # no ~/.kube/config
+r = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=60)
+assert r.returncode == 2 and "not running in a Kubernetes cluster" in r.stderr, (argv, r.returncode, r.stderr[-2000:])
+print("ok: run accepts the Deployment's flags and config: %s" % " ".join(argv[1:]))

@@ -70,16 +70,20 @@ EXCEPTIONS = {
         "VolumeBinding's PreBind PUTs a claim only to set volume.kubernetes.io/selected-node for dynamic "
         "provisioning (a WaitForFirstConsumer StorageClass with a provisioner); the volumes case binds "
         "pre-provisioned volumes only (PV updates), so a dynamic-provisioning case would exercise it"),
+    # kube-scheduler's delegated authentication also reads the client CA and request-header settings
+    # from kube-system/extension-apiserver-authentication (client-certificate and front-proxy
+    # authentication); this build authenticates bearer tokens only (TokenReview), so nothing reads it
+    # yet. The RoleBinding is kept as issue #15 asks, for the day certificate authentication comes.
     ("", "configmaps", "get"): (
         "pending",
-        "extension-apiserver-authentication-reader: delegated authentication reading the client CA from "
-        "kube-system/extension-apiserver-authentication is not in yet"),
+        "extension-apiserver-authentication-reader: delegated authentication does not read the client CA "
+        "from kube-system/extension-apiserver-authentication (bearer tokens only, by TokenReview)"),
     ("", "configmaps", "list"): (
         "pending",
-        "extension-apiserver-authentication-reader (as for get): the client-CA informer is not in yet"),
+        "extension-apiserver-authentication-reader (as for get): no client-CA informer"),
     ("", "configmaps", "watch"): (
         "pending",
-        "extension-apiserver-authentication-reader (as for get): the client-CA informer is not in yet"),
+        "extension-apiserver-authentication-reader (as for get): no client-CA informer"),
 }
 
 # kube's RequestInfoFactory defaults.
