@@ -7,6 +7,7 @@
 #include <cstdio>
 
 #include "config/yaml_guard.hpp"
+#include "messages/codec.hpp"
 
 namespace kas::api {
 
@@ -16,25 +17,9 @@ constexpr const char* token_reviews_path = "/apis/authentication.k8s.io/v1/token
 constexpr const char* access_reviews_path = "/apis/authorization.k8s.io/v1/subjectaccessreviews";
 
 std::string json_string(const std::string& s) {
-  std::string out = "\"";
-  for (unsigned char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (c < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", c);
-          out += buf;
-        } else {
-          out += static_cast<char>(c);
-        }
-    }
-  }
-  return out + "\"";
+  std::string out;
+  codec::append_json_string(out, s);
+  return out;
 }
 
 // Go's %q of a string, for the ASCII text these messages hold: quotes and backslashes escaped.

@@ -60,4 +60,7 @@ struct run_args {
 
 int run_cluster(const run_args& args);
 
+// Accepts argv[i] as "--flag value" or "--flag=value" into `out` (a flag last on the line takes "").
+bool take_flag(int argc, char** argv, int& i, const char* flag, std::string& out);
+
 }  // namespace kas

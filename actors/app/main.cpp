@@ -136,21 +136,8 @@ void usage(std::ostream& os) {
         "  kube-actor-scheduler SUBCOMMAND --help | --version\n";
 }
 
-// Accepts "--flag value" and "--flag=value".
 bool take(int argc, char** argv, int& i, const char* flag, std::string& out) {
-  size_t n = std::strlen(flag);
-  if (std::strncmp(argv[i], flag, n) != 0) return false;
-  if (argv[i][n] == '=') {
-    out = argv[i] + n + 1;
-    return true;
-  }
-  if (argv[i][n] != '\0') return false;
-  if (i + 1 >= argc) {
-    out.clear();
-    return true;
-  }
-  out = argv[++i];
-  return true;
+  return kas::take_flag(argc, argv, i, flag, out);
 }
 
 void set_verbosity(int v) {

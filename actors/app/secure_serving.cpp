@@ -11,6 +11,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "actors/app/cli.hpp"
 #include "client/delegated_auth.hpp"
 #include "client/http_transport.hpp"
 #include "client/kubeconfig.hpp"
@@ -38,8 +39,7 @@ const char* const secure_serving_help =
   "  --authorization-webhook-cache-unauthorized-ttl D\n"
   "                                 how long review answers are reused (Go durations, default 10s)\n";
 
-namespace {
-
+// Accepts "--flag value" and "--flag=value" (a flag last on the line takes "").
 bool take_flag(int argc, char** argv, int& i, const char* flag, std::string& out) {
   size_t n = std::strlen(flag);
   if (std::strncmp(argv[i], flag, n) != 0) return false;
@@ -51,6 +51,9 @@ bool take_flag(int argc, char** argv, int& i, const char* flag, std::string& out
   out = i + 1 < argc ? argv[++i] : "";
   return true;
 }
+
+namespace {
+
 
 result<std::string> read_file(const std::string& flag, const std::string& path) {
   if (path.empty()) return error{flag + ": needs a file"};
