@@ -16,10 +16,11 @@ cd "$root"
 
 packages=(build-essential cmake libcaf-dev libprotobuf-dev protobuf-compiler libyaml-cpp-dev libspdlog-dev
           prometheus-cpp-dev libgtest-dev googletest libbenchmark-dev libcurl4-openssl-dev libssl-dev
-          libsimdjson-dev python3 prometheus dpkg-dev libh2o-evloop-dev python3-yaml)
+          libsimdjson-dev python3 prometheus dpkg-dev libh2o-evloop-dev python3-yaml openssl)
 # prometheus: the server and promtool the observability tests run; dpkg-dev: dpkg-source, with which
 # tests/sanitizers/tsan.sh unpacks Debian's CAF source; python3-yaml: tests/deploy reads deploy/'s
-# manifests. deploy/Dockerfile's build stage installs this same list (ctest deploy.runtime_packages).
+# manifests; openssl: the TLS cases make certificates with its command. deploy/Dockerfile's build
+# stage installs this same list (ctest deploy.runtime_packages).
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
