@@ -48,6 +48,26 @@ std::string url_escape(const std::string& s) {
   return out;
 }
 
+http_request object_write(std::string method, std::string path, const google::protobuf::Message& obj,
+                          const std::string& api_version, const std::string& kind, encoding e) {
+  http_request r;
+  r.method = std::move(method);
+  r.path = std::move(path);
+  r.content_type = std::string(media_type(e));
+  r.accept = r.content_type;
+  if (e == encoding::protobuf) {
+    r.body = codec::encode_protobuf(obj, api_version, kind);
+  } else {
+    std::string body = codec::encode_json(obj);  // {"metadata":..,...}
+    r.body = "{\"kind\":";
+    codec::append_json_string(r.body, kind);
+    r.body += ",\"apiVersion\":";
+    codec::append_json_string(r.body, api_version);
+    r.body += body.size() > 2 ? "," + body.substr(1) : "}";
+  }
+  return r;
+}
+
 http_request binding_request(const object_ref& pod, const std::string& node, encoding e) {
   k8s::core::Binding b;
   b.mutable_metadata()->set_name(pod.name);
@@ -55,18 +75,7 @@ http_request binding_request(const object_ref& pod, const std::string& node, enc
   if (!pod.uid.empty()) b.mutable_metadata()->set_uid(pod.uid);
   b.mutable_target()->set_kind("Node");
   b.mutable_target()->set_name(node);
-  http_request r;
-  r.method = "POST";
-  r.path = pod_path(pod) + "/binding";
-  r.content_type = std::string(media_type(e));
-  r.accept = r.content_type;
-  if (e == encoding::protobuf) {
-    r.body = codec::encode_protobuf(b, "v1", "Binding");
-  } else {
-    auto obj = codec::encode_json(b);  // {"metadata":..,"target":..}
-    r.body = R"({"kind":"Binding","apiVersion":"v1",)" + obj.substr(1);
-  }
-  return r;
+  return object_write("POST", pod_path(pod) + "/binding", b, "v1", "Binding", e);
 }
 
 http_request delete_pod_request(const object_ref& pod) {

@@ -22,6 +22,11 @@ struct object_ref {
   std::string kind = "Pod", api_version = "v1";
 };
 
+// A write whose body is a whole object in the connection's encoding (`kind` and `api_version` go
+// into the protobuf envelope or the JSON's first members); Accept asks for the same encoding.
+http_request object_write(std::string method, std::string path, const google::protobuf::Message& obj,
+                          const std::string& api_version, const std::string& kind, encoding e);
+
 // POST /api/v1/namespaces/{ns}/pods/{name}/binding with a core/v1 Binding (target: the node). The
 // apiserver answers 201, 404 when the pod is gone, 409 when it is already bound.
 http_request binding_request(const object_ref& pod, const std::string& node, encoding e);

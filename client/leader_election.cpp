@@ -23,20 +23,6 @@ std::string lease_collection(const lease_lock& lock) {
   return "/apis/coordination.k8s.io/v1/namespaces/" + url_escape(lock.ns) + "/leases";
 }
 
-http_request lease_write(std::string method, std::string path, const k8s::coordination::Lease& l, encoding e) {
-  http_request r;
-  r.method = std::move(method);
-  r.path = std::move(path);
-  r.content_type = std::string(media_type(e));
-  r.accept = r.content_type;
-  if (e == encoding::protobuf) {
-    r.body = codec::encode_protobuf(l, "coordination.k8s.io/v1", "Lease");
-  } else {
-    auto obj = codec::encode_json(l);  // {"metadata":..,"spec":..}
-    r.body = R"({"kind":"Lease","apiVersion":"coordination.k8s.io/v1",)" + obj.substr(1);
-  }
-  return r;
-}
 
 // The Lease of a 2xx answer (a write echoes what was stored, with its new resourceVersion).
 bool decode_lease(const http_response& r, encoding fallback, k8s::coordination::Lease& out, std::string& why) {
@@ -82,13 +68,13 @@ http_request get_lease_request(const lease_lock& lock, encoding e) {
 }
 
 http_request create_lease_request(const lease_lock& lock, const leader_election_record& rec, encoding e) {
-  return lease_write("POST", lease_collection(lock), lease_of(lock, rec, ""), e);
+  return object_write("POST", lease_collection(lock), lease_of(lock, rec, ""), "coordination.k8s.io/v1", "Lease", e);
 }
 
 http_request update_lease_request(const lease_lock& lock, const leader_election_record& rec,
                                   const std::string& resource_version, encoding e) {
-  return lease_write("PUT", lease_collection(lock) + "/" + url_escape(lock.name), lease_of(lock, rec, resource_version),
-                     e);
+  return object_write("PUT", lease_collection(lock) + "/" + url_escape(lock.name),
+                      lease_of(lock, rec, resource_version), "coordination.k8s.io/v1", "Lease", e);
 }
 
 std::string leader_identity(const std::string& hostname) {

@@ -33,13 +33,8 @@ result<served_scheduler> start_served_scheduler(caf::actor_system& sys, const sc
   if (!sched) return sched.err();
   supervise(sched->supervisor, cluster, cluster_name);
   auto health = sched->health;
-  auto endpoint = start_metrics_endpoint(bind, caches_synced(sched->wiring->synced),
-                                         [health, extra = std::move(extra_checks)] {
-                                           auto checks = health->checks();
-                                           if (extra)
-                                             for (auto& c : extra()) checks.push_back(std::move(c));
-                                           return checks;
-                                         });
+  auto endpoint =
+    start_metrics_endpoint(bind, caches_synced(sched->wiring->synced), liveness(health, std::move(extra_checks)));
   if (!endpoint) {
     stop_scheduler(*sched);
     return endpoint.err();
@@ -68,6 +63,16 @@ result<served_scheduler> start_served_scheduler(caf::actor_system& sys, const sc
 
 void report_actor_death(const actor_failure& f) {
   std::cerr << "error: actor " << f.actor << " died: " << f.reason << "\n";
+}
+
+std::function<std::vector<obs::health_check>()> liveness(std::shared_ptr<supervision_state> health,
+                                                         std::function<std::vector<obs::health_check>()> extra) {
+  return [health = std::move(health), extra = std::move(extra)] {
+    auto checks = health->checks();
+    if (extra)
+      for (auto& c : extra()) checks.push_back(std::move(c));
+    return checks;
+  };
 }
 
 std::function<obs::readiness()> caches_synced(std::shared_ptr<const std::atomic<bool>> synced) {

@@ -42,6 +42,10 @@ result<served_scheduler> start_served_scheduler(caf::actor_system& sys, const sc
 constexpr int actor_died_exit_code = 3;
 void report_actor_death(const actor_failure& f);
 
+// Liveness = the supervisor's checks (ping, one per core actor), then `extra`'s (if any).
+std::function<std::vector<obs::health_check>()> liveness(std::shared_ptr<supervision_state> health,
+                                                         std::function<std::vector<obs::health_check>()> extra);
+
 // Readiness = the scheduler's caches synced (pipeline::synced, set by the scheduling queue).
 std::function<obs::readiness()> caches_synced(std::shared_ptr<const std::atomic<bool>> synced);
 

@@ -245,14 +245,9 @@ int run_cluster(const run_args& args) {
     return 2;
   }
   if (*secure) {
-    auto health = served->sched.health;
-    auto live = [health, election_check] {
-      auto checks = health->checks();
-      if (election_check)
-        for (auto& c : election_check()) checks.push_back(std::move(c));
-      return checks;
-    };
-    if (auto st = (*secure)->start(caches_synced(served->sched.wiring->synced), live); !st) {
+    if (auto st = (*secure)->start(caches_synced(served->sched.wiring->synced),
+                                   liveness(served->sched.health, election_check));
+        !st) {
       std::cerr << "error: " << st.err().message << "\n";
       stop_scheduler(served->sched);
       caf::anon_send_exit(*cluster, caf::exit_reason::user_shutdown);
