@@ -35,7 +35,7 @@ void bind_failed(self_ptr self, cycle_ctx& ctx, const fw::status& s) {
   // kube reports a failed binding cycle as "Binding rejected: <err>" (and as an error, it backs off).
   auto msg = "Binding rejected: " + s.message();
   fw::status err(fw::code::error, fw::intern(s.message()));
-  abort_reserved(self, *self->state.wiring, ctx, err, msg);
+  abort_reserved(self, *self->state.wiring, ctx, err, msg, failed_in::binding_cycle);
 }
 
 // Bind, then PostBind and the report when the bind plugin answers.

@@ -700,7 +700,7 @@ void on_assumed(self_ptr self, pod_cycle& pc, const assume_reply& rep) {
   auto t1 = std::chrono::steady_clock::now();
   st.observe(ctx->fwk.get(), driver_state::reserve, s.is_success(), (t1 - t0).count(), *ctx->assumed);
   if (!s.is_success()) {
-    abort_reserved(self, p, *ctx, s, s.message());
+    abort_reserved(self, p, *ctx, s, s.message(), failed_in::scheduling_cycle);
     return finish(self, pc);
   }
   if (!ctx->state.assumed_storage.empty())
@@ -711,7 +711,7 @@ void on_assumed(self_ptr self, pod_cycle& pc, const assume_reply& rep) {
   st.observe(ctx->fwk.get(), driver_state::permit, s.is_success() || s.is_wait(),
              (std::chrono::steady_clock::now() - t1).count(), *ctx->assumed);
   if (s.is_wait()) self->send(p.permit, wait_atom::value, ctx);
-  else if (!s.is_success()) abort_reserved(self, p, *ctx, s, s.message());
+  else if (!s.is_success()) abort_reserved(self, p, *ctx, s, s.message(), failed_in::scheduling_cycle);
   else self->send(p.binders[st.next_binder++ % p.binders.size()], bind_atom::value, ctx);
   finish(self, pc);
 }

@@ -36,9 +36,12 @@ void report_failure(caf::local_actor*, const pipeline& p, failure r) {
 }
 
 void abort_reserved(caf::local_actor* self, const pipeline& p, cycle_ctx& ctx, const fw::status& s,
-                    const std::string& message) {
+                    const std::string& message, failed_in where) {
   ctx.fwk->run_unreserve(ctx.state, *ctx.assumed, ctx.node);
-  caf::anon_send(p.cache, forget_atom::value, ctx.assumed->uid);
+  // Urgent, as the driver's snapshot requests are: the cache hears the forget before any snapshot
+  // asked for by a cycle the freed room let the queue start. (A normal message could be passed by
+  // such a request, and that cycle would find the room still taken, with no event left to retry it.)
+  caf::anon_send<caf::message_priority::high>(p.cache, forget_atom::value, ctx.assumed->uid);
   failure r;
   r.pod = ctx.queued;
   r.result = s;
@@ -46,6 +49,7 @@ void abort_reserved(caf::local_actor* self, const pipeline& p, cycle_ctx& ctx, c
   if (s.is_rejected() && !s.plugin().empty()) r.unschedulable_plugins.insert(s.plugin());
   r.cycle = ctx.cycle;
   r.started = ctx.started;
+  if (where == failed_in::binding_cycle) r.forgotten = ctx.assumed;
   report_failure(self, p, std::move(r));
 }
 

@@ -9,9 +9,13 @@ namespace kas {
 // Counts the failed attempt, records FailedScheduling and hands the failure to the queue.
 void report_failure(caf::local_actor* self, const pipeline& p, failure f);
 
+// Where a pod past assume failed: Reserve or Permit in the scheduling cycle, or the binding cycle
+// (WaitOnPermit, PreBind, Bind), whose forget also moves the pods the assumed one kept out.
+enum class failed_in { scheduling_cycle, binding_cycle };
+
 // Undo Reserve for a pod past assume, then report the failure.
 void abort_reserved(caf::local_actor* self, const pipeline& p, cycle_ctx& ctx, const fw::status& s,
-                    const std::string& message);
+                    const std::string& message, failed_in where);
 
 // What a binder's successful binding cycles report, held until the binder's mailbox is empty (or
 // `limit` wait) and then sent as one message per receiver: batches bounded by the binder's queue,

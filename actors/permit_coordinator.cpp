@@ -35,7 +35,8 @@ void fail(self_ptr self, const std::string& uid, const fw::status& s, const std:
   // are Unschedulable.
   self->state.wiring->series->permit_wait(false).observe_duration(std::chrono::steady_clock::now() - it->second.since);
   self->state.waiting.erase(it);
-  abort_reserved(self, *self->state.wiring, *ctx, s, message);
+  // WaitOnPermit is the binding cycle's first step in kube.
+  abort_reserved(self, *self->state.wiring, *ctx, s, message, failed_in::binding_cycle);
 }
 
 }  // namespace

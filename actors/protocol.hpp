@@ -154,6 +154,10 @@ struct failure {
   // When this attempt started (the pod's pop): scheduler_scheduling_attempt_duration_seconds
   // observes now - started. Left at the epoch, the attempt is counted but its duration is not.
   std::chrono::steady_clock::time_point started{};
+  // Set when a binding cycle (WaitOnPermit, PreBind, Bind) failed and forgot its assumed pod: the
+  // freed room is an AssignedPodDelete for the pods it may have kept out (kube's
+  // handleBindingCycleError). Null for a failure in the scheduling cycle.
+  pod_info_ptr forgotten;
 };
 
 // The in-flight state of one pod past Reserve; moved along, never shared (see the ownership rule):

@@ -263,11 +263,12 @@ bool queue_state::pod_wants_event(const fw::queued_pod_info& p, const fw::cluste
 }
 
 void queue_state::on_event(const fw::cluster_event& ev, const fw::event_objects& objs,
-                           std::shared_ptr<const void> keepalive, clock::time_point now) {
+                           std::shared_ptr<const void> keepalive, clock::time_point now,
+                           std::string_view except_uid) {
   if (!in_flight_.empty()) events_.push_back(logged_event{++event_seq_, ev, objs, std::move(keepalive)});
   std::vector<qpod> moved;
   for (auto it = unschedulable_.begin(); it != unschedulable_.end();) {
-    if (pod_wants_event(*it->second, ev, objs)) {
+    if (it->first != except_uid && pod_wants_event(*it->second, ev, objs)) {
       moved.push_back(it->second);
       it = unschedulable_.erase(it);
     } else {

@@ -80,9 +80,9 @@ public:
   void add_unschedulable(const fw::queued_pod_info& info, uint64_t cycle, bool is_error, clock::time_point now);
 
   // A cluster event: moves pods from the unschedulable pool (and gated) whose rejecting plugins
-  // registered for it and whose hints say Queue.
+  // registered for it and whose hints say Queue. `except_uid` stays where it is.
   void on_event(const fw::cluster_event& ev, const fw::event_objects& objs, std::shared_ptr<const void> keepalive,
-                clock::time_point now);
+                clock::time_point now, std::string_view except_uid = {});
 
   // Moves expired backoff pods to activeQ, and pods unschedulable for too long out of the pool.
   void flush(clock::time_point now);

@@ -269,11 +269,21 @@ queue_actor spawn_scheduling_queue(caf::actor_system& sys, std::vector<fw::frame
       [=](requeue_atom, const failure& f) {
         auto probe_scope = self->state.probe->begin_handler(self);
         bool is_error = f.result.get_code() == fw::code::error;
+        auto& q = *self->state.q;
+        auto now = queue_state::clock::now();
         auto info = *f.pod;
         info.unschedulable_plugins = f.unschedulable_plugins;
         info.pending_plugins = f.pending_plugins;
-        self->state.q->add_unschedulable(info, f.cycle, is_error, queue_state::clock::now());
-        if (self->state.q->contains(info.pod->uid)) count_rejection(self->state, info);
+        // A binding cycle's forget freed what its assumed pod held: kube's handleBindingCycleError
+        // moves the pods it may have kept out as on AssignedPodDelete. After an error the event comes
+        // first (the pod backs off anyway); after a rejection it comes after, past the pod itself.
+        fw::cluster_event freed{fw::event_resource::assigned_pod, fw::act_delete, "AssignedPodDelete"};
+        fw::event_objects objs;
+        objs.old_pod = f.forgotten.get();
+        if (f.forgotten && is_error) q.on_event(freed, objs, f.forgotten, now);
+        q.add_unschedulable(info, f.cycle, is_error, now);
+        if (f.forgotten && !is_error) q.on_event(freed, objs, f.forgotten, now, info.pod->uid);
+        if (q.contains(info.pod->uid)) count_rejection(self->state, info);
         serve_waiting(self);
       },
       [=](tick_atom) {

@@ -374,6 +374,8 @@ TEST(PipelineTest, FailedBindsAreRetriedWithoutDoubleCounting) {
 
   auto outs = env.outcomes();
   EXPECT_EQ(count_status(outs, "Scheduled"), 40u);
+  for (auto& [uid, o] : outs)
+    if (o.status != "Scheduled") ADD_FAILURE() << uid << " " << o.status << " after " << o.attempts << ": " << o.message;
   std::lock_guard<std::mutex> lock(rec->mu);
   EXPECT_FALSE(rec->failed.empty());
   for (auto& uid : rec->failed) EXPECT_GT(outs[uid].attempts, 1) << uid << " failed a bind but was not retried";

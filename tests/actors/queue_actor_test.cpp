@@ -120,6 +120,35 @@ TEST_F(queue_actor_test, requeue_after_rejection_parks_the_pod_as_unschedulable)
   EXPECT_EQ(stats().unschedulable, 1u);
 }
 
+// A binding cycle that failed forgot its assumed pod: the room it held is free again, and the pods it
+// kept out come back as on AssignedPodDelete (kube's handleBindingCycleError). The forgotten pod
+// itself, rejected, stays parked.
+TEST_F(queue_actor_test, a_failed_binding_cycle_moves_the_pods_its_assumed_pod_kept_out) {
+  auto q = start(std::chrono::nanoseconds(0), true, false);
+  auto kept_out = make_pod(pod("kept-out", "2", "1Gi"));
+  auto assumed = make_pod(pod("assumed", "2", "1Gi"));
+  send(q, event_atom::value, batch({pod_added(kept_out), pod_added(assumed)}));
+  run();
+  auto first = pop_one(kept_out);
+  auto second = pop_one(assumed);
+  ASSERT_TRUE(first && second);
+  send(q, requeue_atom::value, failed(first, fw::status::unschedulable("Insufficient cpu")));
+  run();
+  ASSERT_EQ(stats().unschedulable, 1u);
+  pod_spec on_node = pod("assumed", "2", "1Gi");
+  on_node.node = "n1";
+  auto f = failed(second, fw::status::unschedulable("rejected at Permit"));
+  f.forgotten = make_pod(on_node);
+  send(q, requeue_atom::value, f);
+  run();
+  EXPECT_EQ(stats().unschedulable, 1u) << "only the forgotten pod stays parked";
+  ASSERT_TRUE(tick());
+  auto again = ask<pods>(q, pop_atom::value, uint32_t{2});
+  ASSERT_TRUE(again);
+  ASSERT_EQ(again->size(), 1u);
+  EXPECT_EQ((*again)[0]->pod->uid, "kept-out");
+}
+
 TEST_F(queue_actor_test, requeue_after_error_backs_off_until_a_tick_flushes_it) {
   auto q = start(std::chrono::nanoseconds(0), true, false);
   auto p = make_pod(pod("flaky", "100m", "128Mi"));

@@ -459,6 +459,22 @@ TEST(QueueStateTest, OnEventLeavesOtherPodsAlone) {
   EXPECT_EQ(q.where("taint"), queue_location::unschedulable);
 }
 
+// A binding cycle's forget moves the pods it kept out, but not the pod that was forgotten (kube's
+// handleBindingCycleError, for a rejection).
+TEST(QueueStateTest, OnEventCanSpareTheForgottenPod) {
+  auto q = make_queue();
+  q.add(make_pod(pod("waiting", "2", "1Gi")), t0);
+  q.add(make_pod(pod("forgotten", "2", "1Gi")), t0 + 1ms);
+  auto popped = q.pop(2, t0 + 2ms);
+  ASSERT_EQ(popped.size(), 2u);
+  fail(q, *popped[0], {"NodeResourcesFit"}, false, t0 + 3ms);
+  fail(q, *popped[1], {"NodeResourcesFit"}, false, t0 + 3ms);
+  auto keep = std::make_shared<event_fixture>(assigned_pod_delete("forgotten"));
+  q.on_event(keep->ev, keep->objs(), keep, t0 + 5s, "forgotten");
+  EXPECT_EQ(q.where("waiting"), queue_location::active);
+  EXPECT_EQ(q.where("forgotten"), queue_location::unschedulable);
+}
+
 // --- remove -------------------------------------------------------------------------------------
 
 TEST(QueueStateTest, RemoveFromEachLocation) {
