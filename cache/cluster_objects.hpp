@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cache/labels.hpp"
+#include "cache/pod_group.hpp"
 #include "cache/selectors.hpp"
 #include "cache/volume_objects.hpp"
 
@@ -40,10 +41,17 @@ struct cluster_objects {
   std::vector<disruption_budget> pdbs;
   // PersistentVolumes, claims, StorageClasses and the CSI objects (the volume plugins).
   volume_objects volumes;
+  // PodGroups of both API forms, by pod_group_key.
+  std::unordered_map<std::string, pod_group_ptr> pod_groups;
 
   const label_map* namespace_labels_of(const std::string& ns) const {
     auto it = namespace_labels.find(ns);
     return it == namespace_labels.end() ? nullptr : &it->second;
+  }
+  // The group `key` (pod_info::group_key), or null when no such PodGroup exists (yet).
+  const pod_group* pod_group_of(const std::string& key) const {
+    auto it = pod_groups.find(key);
+    return it == pod_groups.end() ? nullptr : it->second.get();
   }
 };
 

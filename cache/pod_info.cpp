@@ -512,6 +512,15 @@ result<pod_info_ptr> compile_pod(std::shared_ptr<const k8s::core::Pod> pod) {
   info->tolerations = std::move(*tols);
   info->host_ports = compile_host_ports(spec);
   for (const auto& g : spec.scheduling_gates()) info->scheduling_gates.push_back(g.name());
+  // The group: the v1beta1 field first, else the Coscheduling label.
+  if (spec.has_scheduling_group() && !spec.scheduling_group().pod_group_name().empty()) {
+    info->group_api = pod_group_api::workload;
+    info->group_name = spec.scheduling_group().pod_group_name();
+  } else if (auto* g = info->labels.get(coscheduling_pod_group_label); g && !g->empty()) {
+    info->group_api = pod_group_api::coscheduling;
+    info->group_name = *g;
+  }
+  if (info->in_group()) info->group_key = pod_group_key(info->group_api, info->ns, info->group_name);
   for (const auto& c : spec.init_containers())
     if (!c.image().empty()) info->images.push_back(c.image());
   for (const auto& c : spec.containers())

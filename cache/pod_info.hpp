@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cache/labels.hpp"
+#include "cache/pod_group.hpp"
 #include "cache/resources.hpp"
 #include "cache/selectors.hpp"
 #include "cache/volume_objects.hpp"
@@ -169,6 +170,14 @@ struct pod_info {
 
   bool has_scheduling_gates() const { return !scheduling_gates.empty(); }
   std::string key() const { return ns + "/" + name; }
+
+  // The pod group it belongs to, in its own namespace: spec.schedulingGroup.podGroupName
+  // (scheduling.k8s.io/v1beta1), else the label scheduling.x-k8s.io/pod-group (Coscheduling).
+  pod_group_api group_api = pod_group_api::none;
+  std::string group_name;
+  bool in_group() const { return group_api != pod_group_api::none; }
+  // pod_group_key(group_api, ns, group_name); empty when in no group.
+  std::string group_key;
 };
 
 using pod_info_ptr = std::shared_ptr<const pod_info>;
