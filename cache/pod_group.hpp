@@ -16,6 +16,14 @@
 #include <vector>
 
 #include "cache/resources.hpp"
+#include "messages/result.hpp"
+
+namespace k8s::scheduling {
+class PodGroup;
+}
+namespace k8s::coscheduling {
+class PodGroup;
+}
 
 namespace kas {
 
@@ -60,5 +68,19 @@ inline std::string pod_group_key(pod_group_api api, const std::string& ns, const
   return std::string(api == pod_group_api::coscheduling ? "x/" : "k/") + ns + "/" + name;
 }
 inline std::string pod_group_key(const pod_group& g) { return pod_group_key(g.api, g.ns, g.name); }
+
+// Compiles a PodGroup of either API, validated as the apiserver validates it (errors name the field
+// path, e.g. "spec.schedulingPolicy.gang.minCount: Invalid value: 0: must be greater than 0").
+//
+// scheduling.k8s.io/v1beta1: exactly one of schedulingPolicy.basic and .gang; gang.minCount > 0;
+// each schedulingConstraints.topology[].key a qualified name (a label key), no key twice; the
+// priority is spec.priority when set, else `class_priority` (the value of spec.priorityClassName's
+// PriorityClass, when the source resolved it), else unset.
+result<pod_group_ptr> compile_pod_group(const k8s::scheduling::PodGroup& pg,
+                                        std::optional<int32_t> class_priority = std::nullopt);
+// scheduling.x-k8s.io/v1alpha1 (Coscheduling): always a gang; minMember >= 0, where 0 (the CRD's
+// omitted value) counts as 1, as the Coscheduling plugin treats it; scheduleTimeoutSeconds >= 0
+// (0 or unset: the plugin's default); minResources quantities valid and not negative.
+result<pod_group_ptr> compile_pod_group(const k8s::coscheduling::PodGroup& pg);
 
 }  // namespace kas

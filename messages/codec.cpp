@@ -565,6 +565,7 @@ const char* group_of_package(const std::string& pkg) {
   if (pkg == "k8s.policy") return "policy";
   if (pkg == "k8s.events") return "events.k8s.io";
   if (pkg == "k8s.storage") return "storage.k8s.io";
+  if (pkg == "k8s.coscheduling") return "scheduling.x-k8s.io";
   return nullptr;
 }
 

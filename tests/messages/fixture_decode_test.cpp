@@ -10,6 +10,7 @@
 #include <google/protobuf/util/message_differencer.h>
 #include <gtest/gtest.h>
 
+#include "cache/pod_group.hpp"
 #include "cache/volume_objects.hpp"
 #include "messages/codec.hpp"
 #include "messages/k8s/coordination.pb.h"
@@ -203,6 +204,20 @@ void check_priority_class(const pb::Message& msg) {
   EXPECT_EQ(pc.preemption_policy(), "preemptionPolicyValue");
 }
 
+void check_pod_group(const pb::Message& msg) {
+  const auto& pg = dynamic_cast<const k8s::scheduling::PodGroup&>(msg);
+  check_meta(pg.metadata());
+  const auto& spec = pg.spec();
+  EXPECT_TRUE(spec.scheduling_policy().has_basic());
+  EXPECT_TRUE(spec.scheduling_policy().has_gang());
+  EXPECT_EQ(spec.scheduling_policy().gang().min_count(), 1);
+  ASSERT_EQ(spec.scheduling_constraints().topology_size(), 1);
+  EXPECT_EQ(spec.scheduling_constraints().topology(0).key(), "keyValue");
+  EXPECT_EQ(spec.priority_class_name(), "priorityClassNameValue");
+  EXPECT_TRUE(spec.has_priority());
+  EXPECT_EQ(spec.priority(), 8);
+}
+
 void check_pdb(const pb::Message& msg) {
   const auto& pdb = dynamic_cast<const k8s::policy::PodDisruptionBudget&>(msg);
   check_meta(pdb.metadata());
@@ -280,6 +295,9 @@ std::vector<Case> all_cases() {
     out.push_back({v, "storage.k8s.io.v1.StorageClass", "storage.k8s.io/v1", "StorageClass",
                    maker<k8s::storage::StorageClass>(), check_storage_class});
   }
+  // The gang-scheduling PodGroup exists at HEAD only.
+  out.push_back({"HEAD", "scheduling.k8s.io.v1beta1.PodGroup", "scheduling.k8s.io/v1beta1", "PodGroup",
+                 maker<k8s::scheduling::PodGroup>(), check_pod_group});
   return out;
 }
 
@@ -491,6 +509,48 @@ TEST_P(FixtureCompile, StorageClass) {
   ASSERT_EQ(info.allowed_topologies[0].size(), 1u);
   EXPECT_EQ(info.allowed_topologies[0][0].key, "keyValue");
   EXPECT_EQ(info.allowed_topologies[0][0].values, std::vector<std::string>{"valuesValue"});
+}
+
+// The PodGroup fixture sets both policies of the basic/gang union: refused as the apiserver refuses
+// it, then each policy alone compiles.
+TEST_P(FixtureCompile, PodGroup) {
+  if (GetParam().version != "HEAD") GTEST_SKIP() << "PodGroup is at HEAD only";
+  auto pg = decode_fixture<k8s::scheduling::PodGroup>(GetParam(), "scheduling.k8s.io.v1beta1.PodGroup");
+  EXPECT_EQ(error_of(kas::compile_pod_group(*pg)),
+            "spec.schedulingPolicy: Invalid value: \"{`basic`, `gang`}\": exactly one of `basic`, `gang` is "
+            "required, but multiple fields are set");
+  auto gang = std::make_shared<k8s::scheduling::PodGroup>(*pg);
+  gang->mutable_spec()->mutable_scheduling_policy()->clear_basic();
+  EXPECT_EQ(error_of(kas::compile_pod_group(*gang)),
+            "spec.priorityClassName: Invalid value: \"priorityClassNameValue\": a lowercase RFC 1123 subdomain "
+            "must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an "
+            "alphanumeric character (e.g. 'example.com', regex used for validation is "
+            "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')");
+  pg->mutable_spec()->set_priority_class_name("high");
+  gang->mutable_spec()->set_priority_class_name("high");
+  // "keyValue" is a valid label key, and spec.priority wins over the class's value.
+  auto compiled = kas::compile_pod_group(*gang, 1000);
+  ASSERT_TRUE(compiled.ok()) << compiled.err().message;
+  const kas::pod_group& g = **compiled;
+  EXPECT_EQ(g.api, kas::pod_group_api::workload);
+  EXPECT_EQ(g.ns, "namespaceValue");
+  EXPECT_EQ(g.name, "nameValue");
+  EXPECT_EQ(g.uid, "uidValue");
+  EXPECT_EQ(g.creation_ns, 1199149261LL * 1000000000LL);
+  EXPECT_TRUE(g.gang);
+  EXPECT_EQ(g.min_count, 1);
+  EXPECT_EQ(g.topology_keys, std::vector<std::string>{"keyValue"});
+  EXPECT_EQ(g.priority_class_name, "high");
+  EXPECT_EQ(g.priority, std::optional<int32_t>(8));
+  EXPECT_EQ(kas::pod_group_key(g), "k/namespaceValue/nameValue");
+
+  auto basic = std::make_shared<k8s::scheduling::PodGroup>(*pg);
+  basic->mutable_spec()->mutable_scheduling_policy()->clear_gang();
+  basic->mutable_spec()->clear_priority();
+  compiled = kas::compile_pod_group(*basic, 1000);
+  ASSERT_TRUE(compiled.ok()) << compiled.err().message;
+  EXPECT_FALSE((*compiled)->gang);
+  EXPECT_EQ((*compiled)->priority, std::optional<int32_t>(1000));  // the class's value
 }
 
 INSTANTIATE_TEST_SUITE_P(K8sApi, FixtureCompile, testing::ValuesIn(compile_cases()), compile_case_name);

@@ -178,6 +178,11 @@ TEST(StrictFields, FixturesAreFound) {
     EXPECT_TRUE(has(std::string(k) + ".yaml")) << k;
     EXPECT_TRUE(has(std::string(k) + ".json")) << k;
   }
+  auto at_head = [&](const std::string& file) {
+    return std::any_of(all.begin(), all.end(), [&](const fixture& f) { return f.dir == "HEAD" && f.file == file; });
+  };
+  EXPECT_TRUE(at_head("scheduling.k8s.io.v1beta1.PodGroup.yaml"));
+  EXPECT_TRUE(at_head("scheduling.k8s.io.v1beta1.PodGroup.json"));
 }
 
 // ---- The kinds the manifest loader reads ----
@@ -190,6 +195,10 @@ TEST(StrictFields, SchemaTypeOfEveryLoaderKind) {
   EXPECT_EQ(schema_type("v1", "ReplicationController"), "k8s.io.api.core.v1.ReplicationController");
   EXPECT_EQ(schema_type("scheduling.k8s.io/v1", "PriorityClass"), "k8s.io.api.scheduling.v1.PriorityClass");
   EXPECT_EQ(schema_type("policy/v1", "PodDisruptionBudget"), "k8s.io.api.policy.v1.PodDisruptionBudget");
+  EXPECT_EQ(schema_type("scheduling.k8s.io/v1beta1", "PodGroup"), "k8s.io.api.scheduling.v1beta1.PodGroup");
+  EXPECT_EQ(schema_type("scheduling.k8s.io/v1beta1", "PodGroupList"), "k8s.io.api.scheduling.v1beta1.PodGroupList");
+  // The Coscheduling PodGroup is a CRD, not in the upstream schema: not checked.
+  EXPECT_EQ(schema_type("scheduling.x-k8s.io/v1alpha1", "PodGroup"), "");
   // Lists: kubectl's generic List, and the apiserver's typed ones.
   EXPECT_EQ(schema_type("v1", "List"), "k8s.io.api.core.v1.List");
   EXPECT_EQ(schema_type("v1", "PodList"), "k8s.io.api.core.v1.PodList");
