@@ -23,6 +23,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <string_view>
 #include <type_traits>
 #include <unordered_map>
@@ -65,6 +66,8 @@ constexpr kind_spec known_kinds[] = {
   {"Namespace", "", "v1", false},
   {"PriorityClass", "scheduling.k8s.io", "scheduling.k8s.io/v1", false},
   {"PodDisruptionBudget", "policy", "policy/v1", true},
+  // Two APIs declare a PodGroup: upstream's and the Coscheduling CRD (see pod_group_api_versions).
+  {"PodGroup", "scheduling.k8s.io", "scheduling.k8s.io/v1beta1", true},
   {"Service", "", "v1", true},
   {"ReplicationController", "", "v1", true},
   {"ReplicaSet", "apps", "apps/v1", true},
@@ -83,6 +86,11 @@ const kind_spec* find_kind(std::string_view kind) {
     if (k.kind == kind) return &k;
   return nullptr;
 }
+
+// The API versions of kind PodGroup the scheduler reads; the group picks the form. A version of
+// either group that the scheduler does not know is refused, since its fields may mean other things.
+constexpr std::string_view pod_group_v1beta1 = "scheduling.k8s.io/v1beta1";
+constexpr std::string_view pod_group_coscheduling = "scheduling.x-k8s.io/v1alpha1";
 
 bool is_list_kind(std::string_view kind) {
   return kind.size() >= 4 && kind.substr(kind.size() - 4) == "List";
@@ -223,7 +231,8 @@ private:
       if (k.empty() && item_kind.empty()) return fail(io.describe(), "kind: required field is missing");
       if (k.empty()) k = item_kind;
       if (is_list_kind(k)) return fail(io.describe(), "kind " + k + ": a List inside a List is not supported");
-      auto s = load_object(it, io, k, !item_kind.empty(), item_bytes(d, items, i));
+      auto s = load_object(it, io, k, !item_kind.empty(), item_bytes(d, items, i),
+                           item_kind.empty() ? std::string{} : scalar_child(doc, "apiVersion"));
       if (!s) return s;
     }
     return ok_t{};
@@ -232,8 +241,9 @@ private:
   // Decision on apiVersion: `kind` is required (without it we cannot know what the object is), but
   // a missing apiVersion only warns: hand-written manifests often omit it and typed list items never
   // carry it. An apiVersion of the wrong API group (`apps/v1` on a Pod) is an error.
+  // `list_api_version`: a typed list's own apiVersion, which its items may omit.
   status_or_error load_object(const YAML::Node& n, manifest_origin o, const std::string& kind,
-                              bool in_typed_list, size_t bytes) {
+                              bool in_typed_list, size_t bytes, const std::string& list_api_version = {}) {
     o.kind = kind;
     YAML::Node meta = n["metadata"];
     o.name = scalar_child(meta, "name");
@@ -252,6 +262,7 @@ private:
     std::string api_version = scalar_child(n, "apiVersion");
     if (api_version.empty() && !in_typed_list)
       warn(o.describe() + ": apiVersion is missing; assuming " + std::string(spec->default_api_version));
+    if (kind == "PodGroup") return load_pod_group(n, o, api_version.empty() ? list_api_version : api_version);
     if (!api_version.empty() && api_group(api_version) != spec->group)
       return fail(o.describe(), "apiVersion: \"" + api_version + "\" is not an API version of kind " +
                                   kind + " (expected " + std::string(spec->default_api_version) + ")");
@@ -271,6 +282,20 @@ private:
     if (kind == "CSIStorageCapacity") return decode_into(n, o, out_.csi_storage_capacities);
     if (kind == "VolumeAttachment") return decode_into(n, o, out_.volume_attachments);
     return decode_workload(n, o);
+  }
+
+  // PodGroup: scheduling.k8s.io/v1beta1 (also when apiVersion is missing) or the Coscheduling CRD.
+  status_or_error load_pod_group(const YAML::Node& n, const manifest_origin& o, const std::string& api_version) {
+    const bool coscheduling = api_version == pod_group_coscheduling;
+    if (!api_version.empty() && api_version != pod_group_v1beta1 && !coscheduling)
+      return fail(o.describe(), "apiVersion: \"" + api_version + "\" is not an API version of kind PodGroup (expected " +
+                                  std::string(pod_group_v1beta1) + " or " + std::string(pod_group_coscheduling) + ")");
+    if (o.name.empty()) return fail(o.describe(), "metadata.name: required field is missing");
+    if (auto s = check_duplicate_keys(n, ""); !s) return fail(o.describe(), s.err().message);
+    // The CRD is not in the upstream schema: its unknown fields are not checked (schema_type is "").
+    if (auto s = check_unknown_fields(n, o, api_version, "PodGroup"); !s) return s;
+    if (coscheduling) return decode_into(n, o, out_.coscheduling_pod_groups);
+    return decode_into(n, o, out_.pod_groups);
   }
 
   // Fields the Kubernetes schema does not have: kubectl's strict decoding would refuse the object
@@ -311,6 +336,7 @@ private:
     }
     // Namespaced objects without a namespace land in "default", as `kubectl apply` puts them.
     if constexpr (std::is_same_v<T, k8s::core::Pod> || std::is_same_v<T, k8s::policy::PodDisruptionBudget> ||
+                  std::is_same_v<T, k8s::scheduling::PodGroup> || std::is_same_v<T, k8s::coscheduling::PodGroup> ||
                   std::is_same_v<T, k8s::core::PersistentVolumeClaim> ||
                   std::is_same_v<T, k8s::storage::CSIStorageCapacity>)
       msg->mutable_metadata()->set_namespace_(o.ns);
@@ -344,8 +370,9 @@ private:
 // keep only the second. Refusing is kinder than guessing which one the user meant.
 class uniqueness {
 public:
-  status_or_error add(const manifest_origin& o) {
-    std::string key = o.kind + "\n" + o.ns + "/" + o.name;
+  // `kind_key`: the kind's identity when its name is not enough (the two PodGroup APIs are two kinds).
+  status_or_error add(const manifest_origin& o, const std::string& kind_key = {}) {
+    std::string key = (kind_key.empty() ? o.kind : kind_key) + "\n" + o.ns + "/" + o.name;
     auto [it, inserted] = seen_.emplace(key, o);
     if (inserted) return ok_t{};
     std::string what = o.kind == "Node" ? "node" : o.kind == "Pod" ? "pod" : o.kind;
@@ -438,6 +465,10 @@ status_or_error check_unique_objects(const cluster_manifests& m, uniqueness& u) 
     if (auto s = u.add(e.second); !s) return s;
   for (auto& e : m.workloads)
     if (auto s = u.add(e.second); !s) return s;
+  for (auto& e : m.pod_groups)
+    if (auto s = u.add(e.second, std::string(pod_group_v1beta1)); !s) return s;
+  for (auto& e : m.coscheduling_pod_groups)
+    if (auto s = u.add(e.second, std::string(pod_group_coscheduling)); !s) return s;
   return check_unique_storage_objects(m, u);
 }
 
@@ -535,7 +566,13 @@ result<cluster_input> compile_cluster(const cluster_manifests& m) {
   if (auto s = compile_pods(m, u, *pcs, in); !s) return s.err();
   std::vector<pod_info_ptr> pods = in.bound_pods;
   pods.insert(pods.end(), in.pending_pods.begin(), in.pending_pods.end());
-  auto objects = compile_objects(m, pods);
+  // PodGroups' priorityClassName resolves as the Priority admission plugin resolves a pod's.
+  auto priority_of = [&pcs = *pcs](const std::string& name) -> std::optional<int32_t> {
+    auto it = pcs.by_name.find(name);
+    if (it == pcs.by_name.end()) return std::nullopt;
+    return it->second.value;
+  };
+  auto objects = compile_objects(m, pods, priority_of);
   if (!objects) return objects.err();
   in.objects = std::move(*objects);
   return in;

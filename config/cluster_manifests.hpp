@@ -10,6 +10,7 @@
 #include "cache/node_info.hpp"
 #include "cache/pod_info.hpp"
 #include "messages/k8s/core.pb.h"
+#include "messages/k8s/coscheduling.pb.h"
 #include "messages/k8s/policy.pb.h"
 #include "messages/k8s/scheduling.pb.h"
 #include "messages/k8s/storage.pb.h"
@@ -34,6 +35,10 @@ struct cluster_manifests {
   std::vector<std::pair<std::shared_ptr<const k8s::scheduling::PriorityClass>, manifest_origin>> priority_classes;
   std::vector<std::pair<std::shared_ptr<const k8s::policy::PodDisruptionBudget>, manifest_origin>> pdbs;
   std::vector<std::pair<std::shared_ptr<const k8s::core::Namespace>, manifest_origin>> namespaces;
+  // PodGroups (gang scheduling), by API: scheduling.k8s.io/v1beta1 and the Coscheduling CRD
+  // (scheduling.x-k8s.io/v1alpha1). Namespaced; the namespace is defaulted at load, as for Pods.
+  std::vector<std::pair<std::shared_ptr<const k8s::scheduling::PodGroup>, manifest_origin>> pod_groups;
+  std::vector<std::pair<std::shared_ptr<const k8s::coscheduling::PodGroup>, manifest_origin>> coscheduling_pod_groups;
   // Service, ReplicationController, ReplicaSet, StatefulSet: the scheduler reads only their
   // selectors, so they are decoded straight from the manifest. A Service without a selector is
   // kept (for the duplicate check) with selector.nothing set.
@@ -71,8 +76,8 @@ struct cluster_input {
   std::vector<std::shared_ptr<node_info>> nodes;
   std::vector<pod_info_ptr> bound_pods;    // spec.nodeName set: already running there
   std::vector<pod_info_ptr> pending_pods;  // in manifest order
-  // Namespace labels, Service/RC/ReplicaSet/StatefulSet selectors, PodDisruptionBudgets and the
-  // storage objects (volumes).
+  // Namespace labels, Service/RC/ReplicaSet/StatefulSet selectors, PodDisruptionBudgets, PodGroups
+  // and the storage objects (volumes).
   cluster_objects_ptr objects = std::make_shared<const cluster_objects>();
   std::vector<std::string> warnings;
 };

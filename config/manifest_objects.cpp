@@ -349,7 +349,8 @@ status_or_error compile_volumes(const cluster_manifests& m, cluster_objects& obj
 
 }  // namespace
 
-result<cluster_objects_ptr> compile_objects(const cluster_manifests& m, const std::vector<pod_info_ptr>& pods) {
+result<cluster_objects_ptr> compile_objects(const cluster_manifests& m, const std::vector<pod_info_ptr>& pods,
+                                            const priority_class_lookup& priority_of) {
   auto objs = std::make_shared<cluster_objects>();
   for (const auto& [ns, o] : m.namespaces) {
     objs->namespace_labels[ns->metadata().name()] = namespace_labels(*ns);
@@ -363,6 +364,26 @@ result<cluster_objects_ptr> compile_objects(const cluster_manifests& m, const st
     auto b = compile_pdb(*pdb, pods);
     if (!b) return error{o.describe() + ": " + b.err().message};
     objs->pdbs.push_back(std::move(*b));
+  }
+  for (const auto& [pg, o] : m.pod_groups) {
+    add_implicit_namespace(*objs, pg->metadata().namespace_());
+    std::optional<int32_t> class_priority;
+    const auto& spec = pg->spec();
+    if (priority_of && !spec.has_priority() && !spec.priority_class_name().empty()) {
+      class_priority = priority_of(spec.priority_class_name());
+      if (!class_priority)
+        return error{o.describe() + ": spec.priorityClassName: no PriorityClass with name " +
+                     spec.priority_class_name() + " was found"};
+    }
+    auto g = compile_pod_group(*pg, class_priority);
+    if (!g) return error{o.describe() + ": " + g.err().message};
+    objs->pod_groups.emplace(pod_group_key(**g), std::move(*g));
+  }
+  for (const auto& [pg, o] : m.coscheduling_pod_groups) {
+    add_implicit_namespace(*objs, pg->metadata().namespace_());
+    auto g = compile_pod_group(*pg);
+    if (!g) return error{o.describe() + ": " + g.err().message};
+    objs->pod_groups.emplace(pod_group_key(**g), std::move(*g));
   }
   for (const auto& p : pods) add_implicit_namespace(*objs, p->ns);
   if (auto s = compile_volumes(m, *objs); !s) return s.err();

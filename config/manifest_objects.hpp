@@ -2,6 +2,8 @@
 // Internals of the manifest loader (cluster_manifests.cpp): reading a manifest file's documents,
 // the workload kinds' selectors, the storage kinds' metadata checks, and the cluster_objects
 // compiled from a loaded cluster.
+#include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -60,13 +62,22 @@ status_or_error validate_storage_object(const k8s::storage::CSIStorageCapacity& 
 // attacher (a CSI driver name) and spec.nodeName are required.
 status_or_error validate_storage_object(const k8s::storage::VolumeAttachment& a);
 
-// Namespace labels, workload selectors, PodDisruptionBudgets and the storage objects (volumes).
+// The value of the PriorityClass of a name, as the Priority admission plugin resolves it; nullopt
+// when no such class exists.
+using priority_class_lookup = std::function<std::optional<int32_t>(const std::string&)>;
+
+// Namespace labels, workload selectors, PodDisruptionBudgets, PodGroups (both APIs, keyed by
+// pod_group_key) and the storage objects (volumes).
 // `pods` are the compiled, non-terminal pods (bound and pending); PDBs without a status get the
 // disruptionsAllowed the disruption controller would compute from them. Each storage object is
 // compiled (cache/volume_objects.hpp) and keyed as the listers key it: PersistentVolumes,
 // StorageClasses, CSINodes, CSIDrivers and VolumeAttachments by name, claims and
 // CSIStorageCapacities by "ns/name".
+// A v1beta1 PodGroup with a priorityClassName and no spec.priority gets the class's value through
+// `priority_of` (an unknown class is an error, as admission refuses it); without a lookup the
+// priority stays unset.
 // Errors name the object's origin and the field path; a second object under one key is an error.
-result<cluster_objects_ptr> compile_objects(const cluster_manifests& m, const std::vector<pod_info_ptr>& pods);
+result<cluster_objects_ptr> compile_objects(const cluster_manifests& m, const std::vector<pod_info_ptr>& pods,
+                                            const priority_class_lookup& priority_of = {});
 
 }  // namespace kas

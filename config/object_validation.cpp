@@ -51,6 +51,12 @@ status_or_error validate_object(const k8s::policy::PodDisruptionBudget& pdb) {
   return check_meta(pdb.metadata(), true, false);
 }
 
+status_or_error validate_object(const k8s::scheduling::PodGroup& pg) { return check_meta(pg.metadata(), true, false); }
+
+status_or_error validate_object(const k8s::coscheduling::PodGroup& pg) {
+  return check_meta(pg.metadata(), true, false);
+}
+
 status_or_error validate_object(const k8s::core::Pod& p) {
   if (auto s = check_meta(p.metadata(), true, false); !s) return s;
   const auto& spec = p.spec();

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "messages/k8s/core.pb.h"
+#include "messages/k8s/coscheduling.pb.h"
 #include "messages/name_validation.hpp"
 #include "messages/k8s/policy.pb.h"
 #include "messages/k8s/scheduling.pb.h"
@@ -20,5 +21,9 @@ status_or_error validate_object(const k8s::core::Pod& p);
 status_or_error validate_object(const k8s::core::Namespace& n);
 status_or_error validate_object(const k8s::scheduling::PriorityClass& pc);
 status_or_error validate_object(const k8s::policy::PodDisruptionBudget& pdb);
+// The metadata only: a PodGroup's spec is validated when it is compiled (compile_pod_group), in
+// `run` as in `simulate`.
+status_or_error validate_object(const k8s::scheduling::PodGroup& pg);
+status_or_error validate_object(const k8s::coscheduling::PodGroup& pg);
 
 }  // namespace kas

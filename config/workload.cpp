@@ -463,6 +463,8 @@ private:
       append(created_.priority_classes, m->priority_classes);
       append(created_.namespaces, m->namespaces);
       append(created_.pdbs, m->pdbs);
+      append(created_.pod_groups, m->pod_groups);
+      append(created_.coscheduling_pod_groups, m->coscheduling_pod_groups);
       append(created_.workloads, m->workloads);
       append(created_.pvs, m->pvs);
       append(created_.pvcs, m->pvcs);
