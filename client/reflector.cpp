@@ -93,6 +93,7 @@ struct reflector::impl : std::enable_shared_from_this<reflector::impl> {
   void begin_list(const std::string& cont);
   void on_list_done(uint64_t gen, http_response r);
   void list_failed(const http_response& r);
+  void list_absent();
   void take_items(pb::Message& list, std::vector<delta>& out);
   void remove_unseen(std::vector<delta>& out);
 
@@ -117,6 +118,7 @@ struct reflector::impl : std::enable_shared_from_this<reflector::impl> {
   std::function<void(const std::string&)> on_error_;
 
   bool running_ = false, synced_ = false, listed_before_ = false;
+  bool absent_ = false;  // resource_ref::optional: the last list answered 404
   std::string rv_;
   counters stats_;
   std::unordered_map<std::string, object_ptr> known_;
@@ -286,9 +288,29 @@ void reflector::impl::list_failed(const http_response& r) {
       report("list: GET " + req_path_ + ": continue token expired: " + to_string(st) + "; listing from the start");
       return relist_after_gone();
     }
+    if (r.status == 404 && r_.optional && continue_.empty()) return list_absent();
     report("list: GET " + req_path_ + ": " + to_string(st));
   }
   retry(&impl::relist);
+}
+
+// An optional resource the server does not serve: an empty list, then a periodic look again.
+void reflector::impl::list_absent() {
+  if (!absent_) {
+    absent_ = true;
+    if (o_.on_notice)
+      o_.on_notice(r_.kind + " reflector: GET " + req_path_ + ": 404: the API is not served here; " + r_.kind +
+                   " is treated as empty (listed again every " + std::to_string(o_.absent_recheck.count()) + " ms)");
+  }
+  failures_ = 0;
+  std::vector<delta> out;
+  rv_.clear();
+  remove_unseen(out);  // the list run began with nothing seen: whatever was known is gone
+  if (!synced_) {
+    synced_ = true;
+    out.push_back(delta{delta_type::synced, nullptr, nullptr});
+  }
+  if (deliver(out)) schedule(o_.absent_recheck, &impl::relist);
 }
 
 void reflector::impl::on_list_done(uint64_t gen, http_response r) {
@@ -303,6 +325,10 @@ void reflector::impl::on_list_done(uint64_t gen, http_response r) {
   }
   r.body = std::string();  // one copy of the page at a time
   ++stats_.pages;
+  if (absent_) {
+    absent_ = false;
+    if (o_.on_notice) o_.on_notice(r_.kind + " reflector: GET " + req_path_ + ": the API is served now");
+  }
   std::string rv, cont;
   if (const auto* lm = metadata_of(*list)) {
     rv = string_field(*lm, "resource_version");
@@ -487,6 +513,8 @@ void reflector::impl::on_watch_done(uint64_t gen, http_response r) {
       return relist_after_gone();
     }
     report("watch: GET " + req_path_ + ": " + to_string(st));
+    // An optional API that went away (its CRD deleted): the relist finds it absent.
+    if (status == 404 && r_.optional) return retry(&impl::relist);
     return retry(&impl::begin_watch);
   }
   if (!r.error.empty()) {

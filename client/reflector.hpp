@@ -54,6 +54,11 @@ struct resource_ref {
   const google::protobuf::Message* list_prototype = nullptr;  // &k8s::core::PodList::default_instance()
   std::string field_selector;  // e.g. "status.phase!=Succeeded,status.phase!=Failed"
   std::string label_selector;
+  // The API may not be installed (a CRD, a beta API the cluster does not enable): a 404 on a list
+  // is then an empty collection, not an error. The reflector delivers it (deleting what it knew,
+  // and `synced` the first time), says so once through reflector_options::on_notice, and lists
+  // again every absent_recheck until the resource is served, which it also says once.
+  bool optional = false;
 };
 
 using object_ptr = std::shared_ptr<const google::protobuf::Message>;
@@ -73,6 +78,10 @@ struct reflector_options {
   std::chrono::seconds watch_timeout{300};         // timeoutSeconds sent on watch (server closes; we re-watch)
   bool bookmarks = true;                           // allowWatchBookmarks
   std::chrono::milliseconds list_timeout{120000};  // whole-request limit per list page (0 = none; unpaginated lists of big clusters may need it)
+  std::chrono::milliseconds absent_recheck{60000};  // resource_ref::optional: how often an absent API is listed again
+  // One line when an optional resource turns out not to be served, and when it is served again
+  // (for an info log: the owner must not go silent about a kind it treats as empty).
+  std::function<void(const std::string&)> on_notice;
 };
 
 class reflector {

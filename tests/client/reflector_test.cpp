@@ -172,9 +172,12 @@ struct harness {
     opts.page_size = page_size;
     opts.backoff_initial = 20ms;
     opts.backoff_max = 200ms;
+    opts.absent_recheck = 30ms;
+    opts.on_notice = [this](const std::string& line) { notices.push_back(line); };
   }
-  void make() {
+  void make(bool optional = false) {
     resource_ref ref;
+    ref.optional = optional;
     ref.path = "/api/v1/pods";
     ref.kind = "Pod";
     ref.item_prototype = &k8s::core::Pod::default_instance();
@@ -189,6 +192,7 @@ struct harness {
         },
         [this](const std::string& line) { errors.push_back(line); });
   }
+  std::vector<std::string> notices;
   std::string ctl(const std::string& path) { return control(*transport, path); }
   bool wait_deltas(size_t n) { return ex.run_until([&] { return deltas.size() >= n; }); }
   bool wait(const std::function<bool()>& pred) { return ex.run_until(pred, 20ms); }
@@ -424,6 +428,49 @@ TEST_P(ReflectorWire, ErrorsBackOffAndRetry) {
   ASSERT_TRUE(h.wait_deltas(3));
   EXPECT_EQ(h.deltas.back(), "added default/b n1 uid-2");
   EXPECT_EQ(h.r->stats().relists, 2u);  // the two list retries only
+}
+
+// An optional resource (an API the cluster may not serve, such as a CRD): a 404 on the list is an
+// empty, synced collection, said once as a notice and never as an error; it is listed again until
+// it is served, and then reflected as any other.
+TEST_P(ReflectorWire, OptionalResourceNotServedIsEmptyAndSynced) {
+  harness h(GetParam());
+  h.ctl("/control/put?name=a&node=n1");
+  h.ctl("/control/fail?what=list&n=3&code=404");
+  h.make(true);
+  h.r->start();
+  ASSERT_TRUE(h.wait_deltas(1)) << h.all_errors();
+  EXPECT_EQ(h.deltas, (std::vector<std::string>{"synced"}));
+  EXPECT_TRUE(h.r->synced());
+  ASSERT_EQ(h.notices.size(), 1u);
+  EXPECT_NE(h.notices[0].find("Pod reflector: GET /api/v1/pods?limit=500"), std::string::npos) << h.notices[0];
+  EXPECT_NE(h.notices[0].find("404: the API is not served here; Pod is treated as empty (listed again every 30 ms)"),
+            std::string::npos)
+      << h.notices[0];
+  // Listed again until served: one notice for the three 404s, one when it is served.
+  ASSERT_TRUE(h.wait_deltas(2)) << h.all_errors();
+  EXPECT_EQ(h.deltas.back(), "added default/a n1 uid-1");
+  EXPECT_EQ(h.r->stats().lists, 4u);
+  ASSERT_EQ(h.notices.size(), 2u);
+  EXPECT_NE(h.notices[1].find("the API is served now"), std::string::npos) << h.notices[1];
+  EXPECT_TRUE(h.errors.empty()) << h.all_errors();
+  ASSERT_TRUE(h.wait([&] { return h.r->stats().watches == 1; }));
+  h.ctl("/control/put?name=b&node=n1");
+  ASSERT_TRUE(h.wait_deltas(3));
+  EXPECT_EQ(h.deltas.back(), "added default/b n1 uid-2");
+}
+
+// A required resource's 404 stays an error, retried with backoff.
+TEST_P(ReflectorWire, RequiredResourceNotServedIsAnError) {
+  harness h(GetParam());
+  h.ctl("/control/fail?what=list&n=1&code=404");
+  h.make();
+  h.r->start();
+  ASSERT_TRUE(h.wait_deltas(1)) << h.all_errors();
+  EXPECT_EQ(h.deltas, (std::vector<std::string>{"synced"}));
+  ASSERT_EQ(h.errors.size(), 1u) << h.all_errors();
+  EXPECT_NE(h.errors[0].find("Pod reflector: list: GET /api/v1/pods?limit=500"), std::string::npos) << h.errors[0];
+  EXPECT_TRUE(h.notices.empty());
 }
 
 TEST_P(ReflectorWire, UndecodableBodiesAreErrorsAndRecover) {
