@@ -56,9 +56,22 @@ std::string resource_list(const std::string& group, const std::string& version) 
   return out + "]}";
 }
 
+// The versions a group serves, in table order (scheduling.k8s.io: v1, then v1beta1 for PodGroup).
+std::vector<std::string> versions_of(const std::string& g) {
+  std::vector<std::string> out;
+  for (const auto& k : all_kinds())
+    if (k.group == g && std::find(out.begin(), out.end(), k.version) == out.end()) out.push_back(k.version);
+  return out;
+}
+
 std::string group_entry(const std::string& g) {
-  std::string gv = "{\"groupVersion\":" + quoted(g + "/v1") + ",\"version\":\"v1\"}";
-  return "{\"name\":" + quoted(g) + ",\"versions\":[" + gv + "],\"preferredVersion\":" + gv + "}";
+  auto gv = [&](const std::string& v) {
+    return "{\"groupVersion\":" + quoted(g + "/" + v) + ",\"version\":" + quoted(v) + "}";
+  };
+  auto vs = versions_of(g);
+  std::string list;
+  for (size_t i = 0; i < vs.size(); ++i) list += (i ? "," : "") + gv(vs[i]);
+  return "{\"name\":" + quoted(g) + ",\"versions\":[" + list + "],\"preferredVersion\":" + gv(vs.front()) + "}";
 }
 
 std::vector<std::string> groups() {
@@ -91,7 +104,8 @@ std::string openapi_gv(const std::string& group, const std::string& version) {
 std::string openapi_root() {
   std::string out = R"({"paths":{"api/v1":{"serverRelativeURL":"/openapi/v3/api/v1?hash=0"})";
   for (const auto& g : groups())
-    out += ",\"apis/" + g + "/v1\":{\"serverRelativeURL\":\"/openapi/v3/apis/" + g + "/v1?hash=0\"}";
+    for (const auto& v : versions_of(g))
+      out += ",\"apis/" + g + "/" + v + "\":{\"serverRelativeURL\":\"/openapi/v3/apis/" + g + "/" + v + "?hash=0\"}";
   return out + "}}";
 }
 
@@ -154,10 +168,11 @@ bool server::handle_discovery(request& r) {
     return true;
   }
   for (const auto& g : groups())
-    if (p == "/openapi/v3/apis/" + g + "/v1") {
-      json(openapi_gv(g, "v1"));
-      return true;
-    }
+    for (const auto& v : versions_of(g))
+      if (p == "/openapi/v3/apis/" + g + "/" + v) {
+        json(openapi_gv(g, v));
+        return true;
+      }
   if (p == "/api" || p == "/api/") {
     json(R"({"kind":"APIVersions","versions":["v1"],"serverAddressByClientCIDRs":[{"clientCIDR":"0.0.0.0/0","serverAddress":")" +
          opts_.host + "\"}]}");
@@ -179,10 +194,11 @@ bool server::handle_discovery(request& r) {
       json("{\"kind\":\"APIGroup\",\"apiVersion\":\"v1\"," + group_entry(g).substr(1));
       return true;
     }
-    if (p == "/apis/" + g + "/v1" || p == "/apis/" + g + "/v1/") {
-      json(resource_list(g, "v1"));
-      return true;
-    }
+    for (const auto& v : versions_of(g))
+      if (p == "/apis/" + g + "/" + v || p == "/apis/" + g + "/" + v + "/") {
+        json(resource_list(g, v));
+        return true;
+      }
   }
   return false;
 }

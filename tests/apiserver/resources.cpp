@@ -5,6 +5,7 @@
 #include "messages/k8s/apps.pb.h"
 #include "messages/k8s/coordination.pb.h"
 #include "messages/k8s/core.pb.h"
+#include "messages/k8s/coscheduling.pb.h"
 #include "messages/k8s/events.pb.h"
 #include "messages/k8s/policy.pb.h"
 #include "messages/k8s/scheduling.pb.h"
@@ -44,6 +45,14 @@ std::vector<kind_info> build() {
                    &k8s::scheduling::PriorityClass::default_instance()));
   v.push_back(make("policy", "poddisruptionbudgets", "PodDisruptionBudget", true, true, {"pdb"},
                    &k8s::policy::PodDisruptionBudget::default_instance()));
+  // PodGroups (gang scheduling): upstream's beta API, and the Coscheduling CRD of
+  // kubernetes-sigs/scheduler-plugins (JSON only, as a CRD is served).
+  v.push_back(make("scheduling.k8s.io", "podgroups", "PodGroup", true, true, {}, &k8s::scheduling::PodGroup::default_instance()));
+  v.back().version = "v1beta1";
+  v.push_back(make("scheduling.x-k8s.io", "podgroups", "PodGroup", true, true, {"pg", "pgs"},
+                   &k8s::coscheduling::PodGroup::default_instance()));
+  v.back().version = "v1alpha1";
+  v.back().json_only = true;
   v.push_back(make("apps", "replicasets", "ReplicaSet", true, true, {"rs"}, &k8s::apps::ReplicaSet::default_instance()));
   v.push_back(make("apps", "statefulsets", "StatefulSet", true, true, {"sts"}, &k8s::apps::StatefulSet::default_instance()));
   // The storage kinds the volume plugins read.

@@ -22,6 +22,9 @@ struct kind_info {
   std::string singular;
   // A default instance of the generated message, or null for JSON-only kinds.
   const google::protobuf::Message* prototype = nullptr;
+  // A custom resource (a CRD): served as JSON only, as kube-apiserver serves CRDs; `prototype`, if
+  // any, only checks the body's field types (the CRD's schema).
+  bool json_only = false;
   // The kind whose storage this resource shares (itself, except events.k8s.io/v1 events, which are
   // a second view of core/v1 events, as in kube-apiserver). Set by all_kinds().
   const kind_info* storage = this;

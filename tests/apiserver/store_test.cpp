@@ -10,6 +10,8 @@
 
 #include "messages/codec.hpp"
 #include "messages/k8s/core.pb.h"
+#include "messages/k8s/coscheduling.pb.h"
+#include "messages/k8s/scheduling.pb.h"
 
 #include "tests/apiserver/json_tree.hpp"
 #include "tests/apiserver/wire.hpp"
@@ -404,6 +406,52 @@ TEST(Store, AcceptsRealApiserverBodiesOfEveryProtoKind) {
     ASSERT_TRUE(r.ok()) << file << ": " << r.err.message;
     EXPECT_FALSE(object_proto_raw(**r.value).empty()) << file;
   }
+}
+
+// PodGroups: upstream's v1beta1 is validated as the apiserver validates it and served in protobuf;
+// the Coscheduling CRD is type-checked only (its schema has no minimums) and served as JSON only.
+TEST(Store, PodGroupsOfBothApis) {
+  store s;
+  const kind_info* up = find_kind("scheduling.k8s.io", "v1beta1", "podgroups");
+  const kind_info* co = find_kind("scheduling.x-k8s.io", "v1alpha1", "podgroups");
+  ASSERT_NE(up, nullptr);
+  ASSERT_NE(co, nullptr);
+  EXPECT_EQ(find_kind_by_name("scheduling.k8s.io/v1beta1", "PodGroup"), up);
+  EXPECT_EQ(find_kind_by_name("scheduling.x-k8s.io/v1alpha1", "PodGroup"), co);
+
+  auto good = s.create(*up, "default", json(R"({"metadata":{"name":"g"},"spec":{"schedulingPolicy":{"gang":{"minCount":3}}}})"));
+  ASSERT_TRUE(good.ok()) << good.err.message;
+  auto bad = s.create(*up, "default", json(R"({"metadata":{"name":"h"},"spec":{"schedulingPolicy":{"gang":{"minCount":0}}}})"));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.err.code, 422);
+  EXPECT_EQ(bad.err.message,
+            "PodGroup.scheduling.k8s.io \"h\" is invalid: spec.schedulingPolicy.gang.minCount: Required value");
+  auto both = s.create(*up, "default", json(R"({"metadata":{"name":"h"},"spec":{"schedulingPolicy":{"basic":{},"gang":{"minCount":1}}}})"));
+  EXPECT_EQ(both.err.code, 422);
+  // An update is validated too.
+  auto upd = s.update(*up, "default", "g", json(R"({"metadata":{"name":"g"},"spec":{"schedulingPolicy":{}}})"), false);
+  EXPECT_EQ(upd.err.code, 422) << upd.err.message;
+
+  list_result l = *s.list(*up, "", {}).value;
+  ASSERT_EQ(l.items.size(), 1u);
+  std::string pb = list_body(*up, l, wire_format::protobuf);
+  k8s::scheduling::PodGroupList decoded;
+  ASSERT_TRUE(codec::decode_protobuf(pb, decoded).ok());
+  ASSERT_EQ(decoded.items_size(), 1);
+  EXPECT_EQ(decoded.items(0).spec().scheduling_policy().gang().min_count(), 3);
+  EXPECT_EQ(negotiate("application/vnd.kubernetes.protobuf, application/json", up), wire_format::protobuf);
+
+  auto cg = s.create(*co, "default", json(R"({"metadata":{"name":"g"},"spec":{"minMember":-1,"scheduleTimeoutSeconds":5}})"));
+  ASSERT_TRUE(cg.ok()) << cg.err.message;
+  auto typed = s.create(*co, "default", json(R"({"metadata":{"name":"t"},"spec":{"minMember":"many"}})"));
+  EXPECT_EQ(typed.err.code, 400) << typed.err.message;
+  EXPECT_EQ(negotiate("application/vnd.kubernetes.protobuf, application/json", co), wire_format::json);
+  list_result cl = *s.list(*co, "", {}).value;
+  std::string js = list_body(*co, cl, wire_format::json);
+  k8s::coscheduling::PodGroupList clist;
+  ASSERT_TRUE(codec::decode_json(js, clist).ok()) << js;
+  ASSERT_EQ(clist.items_size(), 1);
+  EXPECT_EQ(clist.items(0).spec().schedule_timeout_seconds(), 5);
 }
 
 TEST(Wire, ProtobufListAndWatchFrames) {

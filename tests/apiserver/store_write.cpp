@@ -2,6 +2,8 @@
 // stamps the resourceVersion and records the change for watches.
 #include "tests/apiserver/store.hpp"
 
+#include "cache/pod_group.hpp"
+#include "messages/k8s/scheduling.pb.h"
 #include "messages/codec.hpp"
 #include "tests/apiserver/event_views.hpp"
 #include "tests/apiserver/json_edit.hpp"
@@ -38,6 +40,20 @@ std::optional<api_error> validate_types(const kind_info& k, const YAML::Node& tr
   auto r = codec::decode_node(tree, *m);
   if (!r) return bad_request(k.kind + " in version \"" + k.version + "\" cannot be handled: " + r.err().message);
   return std::nullopt;
+}
+
+// What the apiserver's validation refuses in a PodGroup (scheduling.k8s.io/v1beta1), as a 422
+// naming the field: the scheduler's own compiler holds the same rules (cache/pod_group.hpp). The
+// Coscheduling CRD's schema checks only the types (validate_types): its minimum-free fields are the
+// scheduler's to refuse, as on a real cluster.
+std::optional<api_error> validate_spec(const kind_info& k, const YAML::Node& tree) {
+  if (k.resource != "podgroups" || k.group != "scheduling.k8s.io") return std::nullopt;
+  k8s::scheduling::PodGroup pg;
+  if (!codec::decode_node(tree, pg)) return std::nullopt;  // validate_types has answered
+  auto g = compile_pod_group(pg);
+  if (g) return std::nullopt;
+  return api_error{422, "Invalid", k.kind + "." + k.group + " \"" + pg.metadata().name() + "\" is invalid: " + g.err().message,
+                   pg.metadata().name(), k.group, k.kind};
 }
 
 std::optional<api_error> check_type_meta(const kind_info& k, const YAML::Node& body) {
@@ -173,6 +189,7 @@ R store::create_stored(const kind_info& k, const std::string& ns, const YAML::No
   tree["apiVersion"] = str_node(k.api_version());
   apply_defaults(k, tree);
   if (auto e = validate_types(k, tree)) return R::fail(*e);
+  if (auto e = validate_spec(k, tree)) return R::fail(*e);
   if (k.resource == "pods" && k.group.empty() && opts_.priority_admission_plugin) {
     YAML::Node spec = tree["spec"];
     std::optional<int64_t> given;
@@ -244,6 +261,7 @@ R store::replace_checked(const kind_info& k, const object_ptr& cur, YAML::Node n
   next["kind"] = str_node(k.kind);
   next["apiVersion"] = str_node(k.api_version());
   if (auto e = validate_types(k, next)) return R::fail(*e);
+  if (auto e = validate_spec(k, next)) return R::fail(*e);
   if (to_json(next) == cur->json) return R::good(cur);  // a no-op write keeps its resourceVersion
   return commit(k, change_type::modified, next, cur);
 }

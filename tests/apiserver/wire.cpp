@@ -49,7 +49,7 @@ std::string with_type_meta(const std::string& kind, const std::string& api_versi
 }  // namespace
 
 wire_format negotiate(const std::string& accept, const kind_info* kind) {
-  if (kind && !kind->prototype) return wire_format::json;
+  if (kind && (!kind->prototype || kind->json_only)) return wire_format::json;
   return accept.find("application/vnd.kubernetes.protobuf") != std::string::npos ? wire_format::protobuf
                                                                                   : wire_format::json;
 }
