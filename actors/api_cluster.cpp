@@ -18,8 +18,10 @@
 #include "messages/codec.hpp"
 #include "messages/k8s/apps.pb.h"
 #include "messages/k8s/core.pb.h"
+#include "messages/k8s/coscheduling.pb.h"
 #include "messages/k8s/meta.pb.h"
 #include "messages/k8s/policy.pb.h"
+#include "messages/k8s/scheduling.pb.h"
 #include "observability/actor_probe.hpp"
 
 namespace kas {
@@ -70,6 +72,9 @@ struct api_state {
   std::map<std::string, std::shared_ptr<const k8s::core::Namespace>> namespaces;  // by name
   std::map<std::string, std::shared_ptr<const k8s::policy::PodDisruptionBudget>> pdbs;  // by ns/name
   std::map<std::string, workload_selector> workloads;  // by kind/ns/name; compiled when they change
+  // PodGroups of both APIs, compiled when they change (by pod_group_key); a group that does not
+  // compile is logged and left out.
+  std::map<std::string, pod_group_ptr> pod_groups;
   cluster_objects_ptr objects = std::make_shared<const cluster_objects>();
   bool objects_dirty = false;  // a namespace, workload or PDB changed in the batch being handled
   bool synced = false;
@@ -209,6 +214,7 @@ void rebuild_objects(api_self self, std::vector<cluster_change_ptr>& out) {
   for (auto& [name, ns] : st.namespaces) objs->namespace_labels.emplace(name, namespace_labels(*ns));
   for (auto& [key, w] : st.workloads)
     if (!w.selector.nothing) objs->workloads.push_back(w);
+  objs->pod_groups.insert(st.pod_groups.begin(), st.pod_groups.end());
   std::vector<pod_info_ptr> pods;
   for (auto& [uid, p] : st.pods) pods.push_back(p);
   for (auto& [key, pdb] : st.pdbs) {
@@ -260,6 +266,35 @@ void on_workload_delta(api_self self, const api::delta& d, std::vector<cluster_c
     return;
   }
   st.workloads.insert_or_assign(std::move(key), std::move(*w));
+}
+
+// A PodGroup of either API: compiled when it changes. One that does not compile is logged and left
+// out (its pods then wait for their group as if it did not exist), as a bad PDB is; its previous
+// state is dropped too, since the object the user wrote is no longer that one.
+template <class T>
+void on_pod_group_delta(api_self self, const api::delta& d, std::vector<cluster_change_ptr>&) {
+  auto& st = self->state;
+  auto obj = std::static_pointer_cast<const T>(d.object);
+  const auto& meta = obj->metadata();
+  constexpr bool cosched = std::is_same_v<T, k8s::coscheduling::PodGroup>;
+  const std::string key =
+    pod_group_key(cosched ? pod_group_api::coscheduling : pod_group_api::workload, meta.namespace_(), meta.name());
+  st.objects_dirty = true;
+  observe_rv(self, meta.resource_version());
+  if (d.type == api::delta_type::deleted) {
+    st.pod_groups.erase(key);
+    return;
+  }
+  // PriorityClasses are not watched here: a priorityClassName without spec.priority leaves the
+  // group's priority unset (its members' own priorities, which admission resolved, order it).
+  auto g = compile_pod_group(*obj);
+  if (!g) {
+    spdlog::error("api_cluster: PodGroup {}/{} ({}) is ignored: {}", meta.namespace_(), meta.name(),
+                  cosched ? "scheduling.x-k8s.io/v1alpha1" : "scheduling.k8s.io/v1beta1", g.err().message);
+    st.pod_groups.erase(key);
+    return;
+  }
+  st.pod_groups.insert_or_assign(key, std::move(*g));
 }
 
 // Answers the PreBinds whose claims the informer now sees bound.
@@ -314,10 +349,12 @@ void check_synced(api_self self, std::vector<cluster_change_ptr>& out) {
 
 using delta_handler = void (*)(api_self, const api::delta&, std::vector<cluster_change_ptr>&);
 
-void add_reflector(api_self self, api::resource_ref ref, delta_handler handle) {
+void add_reflector(api_self self, api::resource_ref ref, delta_handler handle, bool json_only = false) {
   auto& st = self->state;
   api::reflector_options ro;
-  ro.enc = st.opts.encoding;
+  ro.enc = json_only ? api::encoding::json : st.opts.encoding;
+  // An optional API that is not served: said once at info, the kind is empty (never silently).
+  ro.on_notice = [](const std::string& msg) { spdlog::info("api_cluster: {}", msg); };
   ro.page_size = st.opts.page_size;
   auto kind = ref.kind;
   auto sink = [self, handle](std::vector<api::delta> deltas) {
@@ -352,6 +389,20 @@ void start_informers(api_self self) {
                 [](api_self s, const api::delta& d, std::vector<cluster_change_ptr>& out) {
                   on_object_delta(s, s->state.pdbs, d, out);
                 });
+  // PodGroups (gang scheduling): either API may be missing from a cluster, so both are optional.
+  // The Coscheduling PodGroup is a CRD, which the apiserver serves as JSON only.
+  {
+    api::resource_ref ref{"/apis/scheduling.k8s.io/v1beta1/podgroups", "PodGroup",
+                          &k8s::scheduling::PodGroup::default_instance(),
+                          &k8s::scheduling::PodGroupList::default_instance(), "", ""};
+    ref.optional = true;
+    add_reflector(self, std::move(ref), on_pod_group_delta<k8s::scheduling::PodGroup>);
+    api::resource_ref cref{"/apis/scheduling.x-k8s.io/v1alpha1/podgroups", "PodGroup (scheduling.x-k8s.io)",
+                           &k8s::coscheduling::PodGroup::default_instance(),
+                           &k8s::coscheduling::PodGroupList::default_instance(), "", ""};
+    cref.optional = true;
+    add_reflector(self, std::move(cref), on_pod_group_delta<k8s::coscheduling::PodGroup>, true);
+  }
   add_reflector(self,
                 {"/api/v1/services", "Service", &k8s::core::Service::default_instance(),
                  &k8s::core::ServiceList::default_instance(), "", ""},

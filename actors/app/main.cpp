@@ -21,7 +21,7 @@ namespace {
 const char* const simulate_help =
   "usage: kube-actor-scheduler simulate --cluster FILE [flags]\n"
   "\n"
-  "Replays Kubernetes manifests (Nodes, Pods, PriorityClasses, PodDisruptionBudgets, workloads, in\n"
+  "Replays Kubernetes manifests (Nodes, Pods, PriorityClasses, PodDisruptionBudgets, PodGroups, workloads, in\n"
   "YAML or JSON, one or many documents, List objects included) in an embedded cluster and schedules\n"
   "every pending pod through the whole pipeline, as kube-scheduler would. Prints where each pod landed\n"
   "or why it did not. Exit codes: 0 done, 1 internal failure (or --fail-on-unschedulable), 2 bad input,\n"
@@ -73,7 +73,8 @@ const char* const run_help =
   "usage: kube-actor-scheduler run [flags]\n"
   "\n"
   "Schedules a real Kubernetes cluster through its API, next to or instead of kube-scheduler: lists and\n"
-  "watches Nodes, Pods (not Succeeded/Failed), Namespaces and PodDisruptionBudgets, schedules the pods\n"
+  "watches Nodes, Pods (not Succeeded/Failed), Namespaces, PodDisruptionBudgets and PodGroups (either API\n"
+  "may be absent), schedules the pods\n"
   "whose spec.schedulerName matches a profile (every other pod still counts in the cache), and writes\n"
   "bindings, Events, the PodScheduled condition and nominations back. Runs until SIGTERM or SIGINT,\n"
   "then stops scheduling and lets the API writes in flight finish (at most 30 s).\n"

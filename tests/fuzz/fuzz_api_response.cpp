@@ -1,15 +1,19 @@
 // Fuzz target: an apiserver response body (client/api_wire.hpp): a List, as the informers' list
 // calls read it, and the metav1.Status of an error response. The first byte picks the encoding.
 // The storage informers compile each listed object (cache/volume_objects.hpp) before the cache
-// sees it, so the storage Lists' items go through compile_pv ... compile_volume_attachment too.
+// sees it, so the storage Lists' items go through compile_pv ... compile_volume_attachment too, and
+// the PodGroup informers' items (both APIs) through compile_pod_group.
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string_view>
 
+#include "cache/pod_group.hpp"
 #include "cache/volume_objects.hpp"
 #include "client/api_wire.hpp"
 #include "messages/k8s/core.pb.h"
+#include "messages/k8s/coscheduling.pb.h"
+#include "messages/k8s/scheduling.pb.h"
 #include "messages/k8s/storage.pb.h"
 
 namespace {
@@ -43,6 +47,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     body, e, &kas::compile_csi_storage_capacity);
   decode_and_compile<k8s::storage::VolumeAttachmentList, k8s::storage::VolumeAttachment>(
     body, e, &kas::compile_volume_attachment);
+  decode_and_compile<k8s::scheduling::PodGroupList, k8s::scheduling::PodGroup>(
+    body, e, [](const std::shared_ptr<const k8s::scheduling::PodGroup>& pg) { return kas::compile_pod_group(*pg); });
+  decode_and_compile<k8s::coscheduling::PodGroupList, k8s::coscheduling::PodGroup>(
+    body, e, [](const std::shared_ptr<const k8s::coscheduling::PodGroup>& pg) { return kas::compile_pod_group(*pg); });
   (void)to_string(decode_status(500, body, e));
   (void)encoding_of(body.substr(0, 64));
   return 0;

@@ -22,6 +22,8 @@
 #include "messages/codec.hpp"
 #include "messages/k8s/coordination.pb.h"
 #include "messages/k8s/core.pb.h"
+#include "messages/k8s/coscheduling.pb.h"
+#include "messages/k8s/scheduling.pb.h"
 #include "messages/k8s/events.pb.h"
 #include "messages/k8s/meta.pb.h"
 #include "messages/k8s/policy.pb.h"
@@ -98,6 +100,10 @@ inline const std::vector<message_type>& message_types() {
     {"PodDisruptionBudgetList", "policy", &k8s::policy::PodDisruptionBudgetList::default_instance()},
     {"PriorityClass", "scheduling.k8s.io", &k8s::scheduling::PriorityClass::default_instance()},
     {"PriorityClassList", "scheduling.k8s.io", &k8s::scheduling::PriorityClassList::default_instance()},
+    {"PodGroup", "scheduling.k8s.io", &k8s::scheduling::PodGroup::default_instance()},
+    {"PodGroupList", "scheduling.k8s.io", &k8s::scheduling::PodGroupList::default_instance()},
+    {"PodGroup", "scheduling.x-k8s.io", &k8s::coscheduling::PodGroup::default_instance()},
+    {"PodGroupList", "scheduling.x-k8s.io", &k8s::coscheduling::PodGroupList::default_instance()},
     {"StorageClass", "storage.k8s.io", &k8s::storage::StorageClass::default_instance()},
     {"StorageClassList", "storage.k8s.io", &k8s::storage::StorageClassList::default_instance()},
     {"CSINode", "storage.k8s.io", &k8s::storage::CSINode::default_instance()},
@@ -131,9 +137,15 @@ inline const google::protobuf::Message& pick_type(std::string_view s) {
     size_t b = i;
     while (i < s.size() && ident(s[i])) ++i;
     std::string_view word = s.substr(b, i - b);
+    // Two kinds of one name, told apart by the group the text names: Event (core, events.k8s.io) and
+    // PodGroup (scheduling.k8s.io, the Coscheduling CRD's scheduling.x-k8s.io).
     bool events_group = s.find("events.k8s.io") != std::string_view::npos;
+    bool coscheduling_group = s.find("scheduling.x-k8s.io") != std::string_view::npos;
+    const bool pod_group = word == "PodGroup" || word == "PodGroupList";
     for (auto& t : types)
-      if (t.kind == word && (word != "Event" || (t.group == "events.k8s.io") == events_group)) return *t.prototype;
+      if (t.kind == word && (word != "Event" || (t.group == "events.k8s.io") == events_group) &&
+          (!pod_group || (t.group == "scheduling.x-k8s.io") == coscheduling_group))
+        return *t.prototype;
   }
   if (s.find("object") != std::string_view::npos) return k8s::meta::WatchEvent::default_instance();
   return k8s::core::Pod::default_instance();

@@ -36,12 +36,15 @@ seeds_of() {
   case $1 in
     cluster_manifests)
       ls "$repo"/bench/examples/* "$f"/manifests/* "$api"/*/*.yaml "$api"/*/*.json \
-         "$repo"/bench/workloads/templates/*.yaml "$repo"/bench/workloads/templates/*/*.yaml "$here"/seeds/storage/* ;;
+         "$repo"/bench/workloads/templates/*.yaml "$repo"/bench/workloads/templates/*/*.yaml "$here"/seeds/storage/* \
+         "$here"/seeds/podgroups/* ;;
     protobuf_envelope) ls "$api"/*/*.pb ;;
-    json_decode) ls "$api"/*/*.json "$repo"/bench/examples/*.json "$f"/manifests/*.json "$here"/seeds/storage/*.json ;;
+    json_decode)
+      ls "$api"/*/*.json "$repo"/bench/examples/*.json "$f"/manifests/*.json "$here"/seeds/storage/*.json \
+         "$here"/seeds/podgroups/*.json ;;
     yaml_decode)
       ls "$api"/*/*.yaml "$repo"/bench/workloads/templates/*.yaml "$repo"/bench/workloads/templates/*/*.yaml \
-         "$here"/seeds/storage/*.yaml ;;
+         "$here"/seeds/storage/*.yaml "$here"/seeds/podgroups/*.yaml ;;
     quantity) ls "$here"/seeds/quantity/* ;;
     kube_scheduler_config | runtime_config) ls "$f"/configs/* "$repo"/bench/configs/* ;;
     workload) ls "$repo"/bench/workloads/*.yaml ;;

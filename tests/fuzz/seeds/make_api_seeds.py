@@ -79,3 +79,20 @@ write('api_response', 'json-csi-lists', b'\x00' + b'{"kind":"CSINodeList","apiVe
       b'{"metadata":{"name":"ebs.csi.aws.com"},"spec":{"attachRequired":false,"storageCapacity":true}},'
       b'{"metadata":{"name":"cap","namespace":"kube-system"},"storageClassName":"fast","capacity":"100Gi",'
       b'"nodeTopology":{"matchLabels":{"topology.kubernetes.io/zone":"z1"}}}]}')
+
+# The PodGroup Lists (both APIs; their items are compiled, cache/pod_group.hpp): upstream's HEAD
+# fixture in both encodings, and the Coscheduling CRD's, which the apiserver serves as JSON only.
+head = os.path.join(here, '..', '..', 'fixtures', 'k8s-api', 'HEAD')
+with open(os.path.join(head, 'scheduling.k8s.io.v1beta1.PodGroup.pb'), 'rb') as f:
+    pg_raw = unwrap(f.read())
+with open(os.path.join(head, 'scheduling.k8s.io.v1beta1.PodGroup.json'), 'rb') as f:
+    pg_json = f.read()
+write('api_response', 'pb-podgroup-list',
+      b'\x01' + envelope('scheduling.k8s.io/v1beta1', 'PodGroupList', field(1, b'') + field(2, pg_raw)))
+write('api_response', 'json-podgroup-list', b'\x00' + b'{"kind":"PodGroupList","apiVersion":"scheduling.k8s.io/v1beta1",'
+      b'"metadata":{},"items":[' + pg_json + b']}')
+write('api_response', 'json-coscheduling-podgroup-list', b'\x00' + b'{"kind":"PodGroupList",'
+      b'"apiVersion":"scheduling.x-k8s.io/v1alpha1","metadata":{"resourceVersion":"7"},"items":['
+      b'{"metadata":{"name":"a","namespace":"n"},"spec":{"minMember":3,"scheduleTimeoutSeconds":30,'
+      b'"minResources":{"cpu":"1500m","memory":"2Gi","nvidia.com/gpu":"2"}}},'
+      b'{"metadata":{"name":"b","namespace":"n"},"spec":{"minMember":-1}}]}')
