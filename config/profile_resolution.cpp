@@ -199,13 +199,15 @@ const plugin_catalog& default_plugin_catalog() {
 
 const std::vector<default_plugin>& upstream_default_plugins() {
   // pkg/scheduler/apis/config/v1/default_plugins.go, getDefaultPlugins, with DynamicResources in
-  // place (its feature gate is on by default in v1.36).
+  // place (its feature gate is on by default in v1.36), and GangScheduling (PodGroups) before it,
+  // as config/default_profile.cpp places it.
   static const std::vector<default_plugin> list = {
     {"SchedulingGates", 0},   {"PrioritySort", 0},     {"NodeUnschedulable", 0},
     {"NodeName", 0},          {"TaintToleration", 3},  {"NodeAffinity", 2},
     {"NodePorts", 0},         {"NodeResourcesFit", 1}, {"VolumeRestrictions", 0},
     {"NodeVolumeLimits", 0},  {"VolumeBinding", 0},    {"VolumeZone", 0},
-    {"PodTopologySpread", 2}, {"InterPodAffinity", 2}, {"DynamicResources", 0},
+    {"PodTopologySpread", 2}, {"InterPodAffinity", 2}, {"GangScheduling", 0},
+    {"DynamicResources", 0},
     {"DefaultPreemption", 0}, {"NodeResourcesBalancedAllocation", 1}, {"ImageLocality", 1},
     {"DefaultBinder", 0},
   };

@@ -5,6 +5,7 @@
 #include "plugins/default_binder/default_binder.hpp"
 #include "plugins/default_preemption/default_preemption.hpp"
 #include "plugins/framework/registry.hpp"
+#include "plugins/gang_scheduling/gang_scheduling.hpp"
 #include "plugins/image_locality/image_locality.hpp"
 #include "plugins/inter_pod_affinity/inter_pod_affinity.hpp"
 #include "plugins/node_affinity/node_affinity.hpp"
@@ -47,6 +48,7 @@ registry in_tree_registry() {
   add(volume_zone::plugin_name, &volume_zone::make);
   add(pod_topology_spread::plugin_name, &pod_topology_spread::make);
   add(inter_pod_affinity::plugin_name, &inter_pod_affinity::make);
+  add(gang_scheduling::plugin_name, &gang_scheduling::make);
   add(default_preemption::plugin_name, &default_preemption::make);
   add(node_resources_balanced_allocation::plugin_name, &node_resources_balanced_allocation::make);
   add(image_locality::plugin_name, &image_locality::make);

@@ -64,7 +64,7 @@ public:
   // kube (async preemption, on by default) holds a preemptor out of activeQ while its evictions run.
   // Here the evictions reach the queue before the preemptor's failure does (cycle_driver), so the
   // pod never re-enters while they run: always Success, kept so profiles naming the point carry over.
-  fw::status pre_enqueue(const pod_info&) const override { return fw::status::ok(); }
+  fw::status pre_enqueue(const pod_info&, const fw::group_directory&) const override { return fw::status::ok(); }
   fw::status post_filter(fw::cycle_state& state, const pod_info& pod, const snapshot& snap,
                          const fw::node_to_status& filtered, const fw::framework_ops& fwk,
                          fw::post_filter_result& result) const override;

@@ -14,6 +14,8 @@
 
 namespace kas::fw {
 
+struct gang_ticket;  // groups.hpp
+
 struct state_data {
   virtual ~state_data() = default;
   virtual std::shared_ptr<state_data> clone() const = 0;
@@ -59,6 +61,10 @@ public:
   // will write, each claim with its selected node). The cycle driver hands them to the cache, so
   // later cycles see those volumes taken before PreBind writes them; Unreserve clears them.
   std::vector<volume_change> assumed_storage;
+
+  // The gang attempt this pod is part of (the queued pod's ticket, which outlives the cycle), or
+  // null. GangScheduling's Permit reads it.
+  const gang_ticket* gang = nullptr;
 
 private:
   state_data* read_slow(std::string_view key) const;

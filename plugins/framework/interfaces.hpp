@@ -19,6 +19,7 @@
 #include "cache/snapshot.hpp"
 #include "plugins/framework/cycle_state.hpp"
 #include "plugins/framework/events.hpp"
+#include "plugins/framework/groups.hpp"
 #include "plugins/framework/status.hpp"
 
 namespace kas::fw {
@@ -43,12 +44,15 @@ struct queued_pod_info {
   std::set<std::string_view> unschedulable_plugins;  // plugins that rejected it last time
   std::set<std::string_view> pending_plugins;
   std::string_view gated_by;                          // PreEnqueue plugin that gated it
+  // Set when the pod is popped as a member of a gang (see groups.hpp).
+  std::shared_ptr<const gang_ticket> gang;
 };
 
 class pre_enqueue_plugin : public virtual plugin {
 public:
-  // Success lets the pod into activeQ; anything else gates it until a relevant event.
-  virtual status pre_enqueue(const pod_info& pod) const = 0;
+  // Success lets the pod into activeQ; anything else gates it until a relevant event. `groups` is
+  // what the queue knows of pod groups (GangScheduling's quorum of pods).
+  virtual status pre_enqueue(const pod_info& pod, const group_directory& groups) const = 0;
 };
 
 class queue_sort_plugin : public virtual plugin {

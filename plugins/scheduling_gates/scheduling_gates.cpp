@@ -7,7 +7,7 @@ result<std::shared_ptr<fw::plugin>> scheduling_gates::make(const YAML::Node&, co
   return std::shared_ptr<fw::plugin>(std::make_shared<scheduling_gates>());
 }
 
-fw::status scheduling_gates::pre_enqueue(const pod_info& pod) const {
+fw::status scheduling_gates::pre_enqueue(const pod_info& pod, const fw::group_directory&) const {
   if (pod.scheduling_gates.empty()) return fw::status::ok();
   std::string msg = "waiting for scheduling gates: [";
   for (size_t i = 0; i < pod.scheduling_gates.size(); ++i) {

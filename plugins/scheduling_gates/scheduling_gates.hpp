@@ -21,7 +21,7 @@ public:
 
   std::string_view name() const override { return plugin_name; }
   // UnschedulableAndUnresolvable "waiting for scheduling gates: [a b]" (Go's %v of a []string).
-  fw::status pre_enqueue(const pod_info& pod) const override;
+  fw::status pre_enqueue(const pod_info& pod, const fw::group_directory& groups) const override;
   std::vector<fw::cluster_event_with_hint> events_to_register() const override;
 };
 

@@ -16,7 +16,7 @@ TEST(InTreeRegistry, EveryPluginBuildsWithDefaultArgsAndKnowsItsName) {
   auto reg = fw::in_tree_registry();
   // The 18 plugins of kube v1.36's default set this build implements (DynamicResources is not
   // implemented yet).
-  EXPECT_EQ(reg.all().size(), 18u);
+  EXPECT_EQ(reg.all().size(), 19u);
   for (auto& [name, f] : reg.all()) {
     auto p = f(YAML::Node(), "profiles[0].pluginConfig[0].args", fw::handle{});
     ASSERT_TRUE(p.ok()) << name << ": " << p.err().message;
@@ -29,7 +29,7 @@ TEST(DefaultProfile, MatchesKubeOrderAndWeights) {
   using v = std::vector<std::string>;
   auto p = default_profile();
   EXPECT_EQ(p.scheduler_name, "default-scheduler");
-  EXPECT_EQ(p.pre_enqueue, (v{"SchedulingGates", "DefaultPreemption"}));
+  EXPECT_EQ(p.pre_enqueue, (v{"SchedulingGates", "GangScheduling", "DefaultPreemption"}));
   EXPECT_EQ(p.queue_sort, (v{"PrioritySort"}));
   EXPECT_EQ(p.pre_filter, (v{"NodeAffinity", "NodePorts", "NodeResourcesFit", "VolumeRestrictions", "NodeVolumeLimits",
                               "VolumeBinding", "VolumeZone", "PodTopologySpread", "InterPodAffinity"}));
@@ -48,7 +48,7 @@ TEST(DefaultProfile, MatchesKubeOrderAndWeights) {
                                             {"VolumeBinding", 1}}));
   EXPECT_EQ(p.bind, (v{"DefaultBinder"}));
   EXPECT_EQ(p.reserve, (v{"VolumeBinding"}));
-  EXPECT_TRUE(p.permit.empty());
+  EXPECT_EQ(p.permit, (v{"GangScheduling"}));
   EXPECT_EQ(p.pre_bind, (v{"VolumeBinding"}));
   EXPECT_TRUE(p.post_bind.empty());
 }

@@ -56,7 +56,7 @@ TEST(SchedulingGates, PreEnqueue) {
   scheduling_gates pl;
   for (auto& c : cases) {
     auto pod = pod_from_yaml(std::string("metadata: {name: p}\n") + c.spec);
-    auto s = pl.pre_enqueue(*pod);
+    auto s = pl.pre_enqueue(*pod, fw::no_groups());
     EXPECT_EQ(s.get_code(), c.want_code) << c.name;
     EXPECT_EQ(test::reasons(s), c.want_reason) << c.name;
   }

@@ -99,12 +99,22 @@ result<std::shared_ptr<framework>> framework::build(const profile_config& profil
   return fw;
 }
 
-status framework::run_pre_enqueue(const pod_info& pod, bool record_plugin_metrics) const {
+status framework::run_pre_enqueue(const pod_info& pod, const group_directory& groups,
+                                  bool record_plugin_metrics) const {
   for (auto* p : pre_enqueue_) {
-    auto s = call(record_plugin_metrics, metric_point::pre_enqueue, p, [&] { return p->pre_enqueue(pod); });
+    auto s = call(record_plugin_metrics, metric_point::pre_enqueue, p, [&] { return p->pre_enqueue(pod, groups); });
     if (!s.is_success()) return s.with_plugin(p->name());
   }
   return status::ok();
+}
+
+const group_directory& no_groups() {
+  struct none : group_directory {
+    const pod_group* group(const std::string&) const override { return nullptr; }
+    size_t members(const std::string&) const override { return 0; }
+  };
+  static const none directory;
+  return directory;
 }
 
 bool framework::queue_less(const queued_pod_info& a, const queued_pod_info& b) const {

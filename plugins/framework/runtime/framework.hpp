@@ -32,7 +32,8 @@ public:
 
   // Queueing.
   // record_plugin_metrics: time each plugin (the queue samples PreEnqueue runs as kube does).
-  status run_pre_enqueue(const pod_info& pod, bool record_plugin_metrics = false) const;
+  status run_pre_enqueue(const pod_info& pod, const group_directory& groups = no_groups(),
+                         bool record_plugin_metrics = false) const;
   bool queue_less(const queued_pod_info& a, const queued_pod_info& b) const;
   // Events each plugin registered (EnqueueExtensions), keyed by plugin name.
   const std::vector<std::pair<std::string_view, cluster_event_with_hint>>& queueing_hints() const {

@@ -1,0 +1,47 @@
+#pragma once
+// GangScheduling: all-or-nothing placement for the pods of a PodGroup with a gang policy (either
+// API form, cache/pod_group.hpp). Its parts:
+//   - PreEnqueue holds a member until its PodGroup exists and at least minCount of its pods do
+//     (kube's messages: "waiting for pod's pod group %q to appear in scheduling queue", "waiting
+//     for minCount pods from a gang to appear in scheduling queue").
+//   - Permit makes every member Wait ("waiting for minCount pods from a gang to be scheduled"),
+//     for the group's scheduleTimeoutSeconds, or kube's 5 minutes. The permit coordinator counts
+//     the members holding reservations and admits the whole gang at once when minCount is
+//     reached, or rejects every waiting member when one fails or times out (the coordinator
+//     owns waitingPods, so the counting lives there, not in this const plugin).
+// The scheduling queue hands a gang's members out together, one gang at a time (queue_state).
+#include <chrono>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <yaml-cpp/yaml.h>
+
+#include "messages/result.hpp"
+#include "plugins/framework/handle.hpp"
+#include "plugins/framework/interfaces.hpp"
+
+namespace kas::plugins {
+
+class gang_scheduling final : public fw::pre_enqueue_plugin, public fw::permit_plugin, public fw::enqueue_extensions {
+public:
+  static constexpr std::string_view plugin_name = "GangScheduling";
+  // kube's permitTimeoutDuration: how long a member waits when its group sets no timeout.
+  static constexpr std::chrono::minutes default_timeout{5};
+  static constexpr const char* wait_message = "waiting for minCount pods from a gang to be scheduled";
+  static result<std::shared_ptr<fw::plugin>> make(const YAML::Node& args, const std::string& path,
+                                                  const fw::handle& h);
+
+  std::string_view name() const override { return plugin_name; }
+  fw::status pre_enqueue(const pod_info& pod, const fw::group_directory& groups) const override;
+  fw::status permit(fw::cycle_state& state, const pod_info& pod, const std::string& node,
+                    std::chrono::milliseconds& timeout) const override;
+  std::vector<fw::cluster_event_with_hint> events_to_register() const override;
+};
+
+// The message every member of a gang that could not be placed whole reports, e.g.
+// "pod group team-a/train-1: 6/8 members could be placed (minCount 8)".
+std::string gang_failure_message(const pod_group& g, size_t placed, size_t members);
+
+}  // namespace kas::plugins
