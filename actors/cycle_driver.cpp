@@ -128,9 +128,10 @@ struct driver_state {
   // kube's per-cycle draw for plugin_execution_duration_seconds (kept apart from `rng`, whose
   // sequence picks hosts and must not shift when metrics sampling changes).
   std::minstd_rand sample_rng{0x5eed};
-  std::shared_ptr<fw::cycle_state> new_cycle_state() {
+  std::shared_ptr<fw::cycle_state> new_cycle_state(const fw::queued_pod_info& q) {
     auto cs = std::make_shared<fw::cycle_state>();
     cs->record_plugin_metrics = obs::sample_plugin_metrics(sample_rng);
+    cs->gang = q.gang.get();  // the queued pod, and so the ticket, outlives the cycle
     return cs;
   }
   static inline const char* name = "cycle_driver";
@@ -336,7 +337,7 @@ bool start_from_batch(self_ptr self, pod_cycle& pc) {
   auto& st = self->state;
   if (!st.opts.batching || st.opts.pipeline_depth <= 1 || st.opts.explain || !st.batch.snap) return false;
   if (!nomination_of(self, *pc.queued->pod).empty()) return false;
-  pc.state = st.new_cycle_state();
+  pc.state = st.new_cycle_state(*pc.queued);
   return try_batch(self, pc);
 }
 
@@ -410,7 +411,7 @@ bool try_batch(self_ptr self, pod_cycle& pc) {
   if (!fw::pre_filter_step(*pc.fwk, *pc.state, *pc.queued->pod, *pc.snap, pr, pc.res).is_success() ||
       !pr.all_nodes()) {
     b.clear();
-    pc.state = st.new_cycle_state();
+    pc.state = st.new_cycle_state(*pc.queued);
     pc.res = {};
     return false;
   }
@@ -550,7 +551,7 @@ void start_node_range(self_ptr self, pod_cycle& pc) {
 // A new cycle on its snapshot: the batch's next node, the whole pod on a worker, or node ranges.
 void start(self_ptr self, pod_cycle& pc) {
   auto& st = self->state;
-  pc.state = st.new_cycle_state();
+  pc.state = st.new_cycle_state(*pc.queued);
   pc.state->set_snapshot(pc.snap);
   pc.res = {};
   pc.feasible.clear();

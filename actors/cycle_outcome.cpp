@@ -24,6 +24,9 @@ void report_failure(caf::local_actor*, const pipeline& p, failure r) {
   o.name = pod.name;
   o.uid = pod.uid;
   o.status = is_error ? "Error" : "Unschedulable";
+  // A gang member's own failure names its group (a gang's rejection by the coordinator already does).
+  if (r.pod->gang && r.pod->gang->group && !r.gang_rejection)
+    r.message = "pod group " + r.pod->gang->group->display() + ": " + r.message;
   o.message = r.message;
   o.attempts = r.pod->attempts;
   // kube's log lines: a rejection is "no fit", an error (a failed binding, say) is logged as one.
@@ -32,11 +35,17 @@ void report_failure(caf::local_actor*, const pipeline& p, failure r) {
   else
     spdlog::debug("Unable to schedule pod; no fit; waiting pod=\"{}/{}\" err=\"{}\"", pod.ns, pod.name, r.message);
   caf::anon_send(p.recorder, record_atom::value, std::move(o));
+  // A gang member's own failure (not one the coordinator made): the coordinator decides the gang.
+  // (The gang's turn cannot end meanwhile: its members waiting at Permit are still in flight.)
+  if (r.pod->gang && !r.gang_rejection)
+    caf::anon_send(p.permit, gang_atom::value,
+                   gang_member_failed{r.pod->gang, pod.uid, r.unschedulable_plugins, r.message, r.forgotten != nullptr});
   caf::anon_send(p.queue, requeue_atom::value, std::move(r));
 }
 
 void abort_reserved(caf::local_actor* self, const pipeline& p, cycle_ctx& ctx, const fw::status& s,
-                    const std::string& message, failed_in where) {
+                    const std::string& message, failed_in where, std::set<std::string_view> plugins,
+                    bool gang_rejection) {
   ctx.fwk->run_unreserve(ctx.state, *ctx.assumed, ctx.node);
   // Urgent, as the driver's snapshot requests are: the cache hears the forget before any snapshot
   // asked for by a cycle the freed room let the queue start. (A normal message could be passed by
@@ -46,7 +55,9 @@ void abort_reserved(caf::local_actor* self, const pipeline& p, cycle_ctx& ctx, c
   r.pod = ctx.queued;
   r.result = s;
   r.message = message;
+  r.unschedulable_plugins = std::move(plugins);
   if (s.is_rejected() && !s.plugin().empty()) r.unschedulable_plugins.insert(s.plugin());
+  r.gang_rejection = gang_rejection;
   r.cycle = ctx.cycle;
   r.started = ctx.started;
   if (where == failed_in::binding_cycle) r.forgotten = ctx.assumed;

@@ -13,9 +13,11 @@ void report_failure(caf::local_actor* self, const pipeline& p, failure f);
 // (WaitOnPermit, PreBind, Bind), whose forget also moves the pods the assumed one kept out.
 enum class failed_in { scheduling_cycle, binding_cycle };
 
-// Undo Reserve for a pod past assume, then report the failure.
+// Undo Reserve for a pod past assume, then report the failure. `plugins` are added to the plugins
+// that rejected it; `gang_rejection` marks a failure the permit coordinator made for a whole gang.
 void abort_reserved(caf::local_actor* self, const pipeline& p, cycle_ctx& ctx, const fw::status& s,
-                    const std::string& message, failed_in where);
+                    const std::string& message, failed_in where, std::set<std::string_view> plugins = {},
+                    bool gang_rejection = false);
 
 // What a binder's successful binding cycles report, held until the binder's mailbox is empty (or
 // `limit` wait) and then sent as one message per receiver: batches bounded by the binder's queue,

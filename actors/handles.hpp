@@ -47,7 +47,9 @@ using queue_actor = caf::typed_actor<
   // Occupancy.
   caf::replies_to<stats_atom>::with<queue_stats>,
   // Reply once the queue is quiescent: synced, nothing active, in backoff or in flight.
-  caf::replies_to<done_atom>::with<queue_stats>>;
+  caf::replies_to<done_atom>::with<queue_stats>,
+  // The permit coordinator admitted this round of this gang: the gang's turn ends.
+  caf::reacts_to<gang_atom, std::string, uint64_t>>;
 
 using worker_actor = caf::typed_actor<
   // Stage "filter a range": Filter one range of one pod's candidate nodes.
@@ -73,7 +75,9 @@ using permit_actor = caf::typed_actor<
   // A plugin rejects a waiting pod, with a message.
   caf::reacts_to<reject_atom, std::string, std::string, std::string>,
   // A waiting pod's timer fired (uid, wait sequence number).
-  caf::reacts_to<timeout_atom, std::string, uint64_t>>;
+  caf::reacts_to<timeout_atom, std::string, uint64_t>,
+  // A gang member failed outside the coordinator (report_failure).
+  caf::reacts_to<gang_atom, gang_member_failed>>;
 
 using recorder_actor = caf::typed_actor<
   // A pod's (latest) outcome: Scheduled / Unschedulable / Error / Preempted.

@@ -58,6 +58,7 @@ using nominate_atom = caf::atom_constant<caf::atom("nominate")>;
 using delpod_atom = caf::atom_constant<caf::atom("delpod")>;
 using credit_atom = caf::atom_constant<caf::atom("credit")>;
 using run_atom = caf::atom_constant<caf::atom("run")>;
+using gang_atom = caf::atom_constant<caf::atom("gang")>;
 
 // --- cluster events ------------------------------------------------------------------------------
 
@@ -158,6 +159,20 @@ struct failure {
   // freed room is an AssignedPodDelete for the pods it may have kept out (kube's
   // handleBindingCycleError). Null for a failure in the scheduling cycle.
   pod_info_ptr forgotten;
+  // Set when the permit coordinator failed the pod because its gang failed (it is not another
+  // member's failure to report to the coordinator).
+  bool gang_rejection = false;
+};
+
+// A gang member failed (report_failure tells the permit coordinator): in the scheduling cycle, the
+// gang's attempt cannot be whole; in the binding cycle, an admitted member no longer holds its
+// place.
+struct gang_member_failed {
+  std::shared_ptr<const fw::gang_ticket> ticket;
+  std::string uid;
+  std::set<std::string_view> unschedulable_plugins;
+  std::string message;
+  bool in_binding = false;
 };
 
 // The in-flight state of one pod past Reserve; moved along, never shared (see the ownership rule):
@@ -296,6 +311,7 @@ struct explain_record {
 }  // namespace kas
 
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kas::fw::status)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kas::gang_member_failed)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kas::cluster_event_record)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kas::pod_condition)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kas::cluster_stats)

@@ -82,6 +82,7 @@ const fw::framework* queue_state::framework_for(const pod_info& p) const {
 void queue_state::push_active(qpod p, std::string_view event) {
   active_entry e{p, insertion_seq_++};
   active_index_[p->pod->uid] = e;
+  count_active(*p->pod, +1);
   active_.insert(std::move(e));
   location_[p->pod->uid] = queue_location::active;
   incoming(queue_location::active, event);
@@ -93,7 +94,7 @@ void queue_state::add(const pod_info_ptr& p, clock::time_point now) {
   auto q = std::make_shared<fw::queued_pod_info>();
   q->pod = p;
   q->timestamp_ns = to_ns(now);
-  auto s = fwk->run_pre_enqueue(*p, obs::sample_plugin_metrics(sample_rng_));
+  auto s = fwk->run_pre_enqueue(*p, groups_, obs::sample_plugin_metrics(sample_rng_));
   if (!s.is_success()) {
     q->gated_by = s.plugin();
     gated_[p->uid] = q;
@@ -121,7 +122,7 @@ void queue_state::update(const pod_info_ptr& old_p, const pod_info_ptr& new_p, c
     auto q = gated_[uid];
     replace(q);
     auto* fwk = framework_for(*new_p);
-    if (fwk && fwk->run_pre_enqueue(*new_p, obs::sample_plugin_metrics(sample_rng_)).is_success()) {
+    if (fwk && fwk->run_pre_enqueue(*new_p, groups_, obs::sample_plugin_metrics(sample_rng_)).is_success()) {
       gated_.erase(uid);
       q->gated_by = {};
       push_active(q, "PodUpdate");
@@ -164,6 +165,7 @@ void queue_state::update(const pod_info_ptr& old_p, const pod_info_ptr& new_p, c
 void queue_state::remove(const std::string& uid) {
   auto loc = where(uid);
   if (loc == queue_location::active) {
+    count_active(*active_index_[uid].first->pod, -1);
     active_.erase(active_index_[uid]);
     active_index_.erase(uid);
   } else if (loc == queue_location::gated) {
@@ -174,6 +176,7 @@ void queue_state::remove(const std::string& uid) {
     erase_backoff(uid);
   } else if (loc == queue_location::in_flight) {
     // The cycle's owner reports done/failure later; forget the pod so it is not requeued.
+    left_flight(in_flight_[uid]);
     in_flight_.erase(uid);
     prune_event_log();
   }
@@ -182,10 +185,15 @@ void queue_state::remove(const std::string& uid) {
 
 std::vector<std::shared_ptr<const fw::queued_pod_info>> queue_state::pop(size_t n, clock::time_point now) {
   std::vector<std::shared_ptr<const fw::queued_pod_info>> out;
-  while (out.size() < n && !active_.empty()) {
-    auto e = *active_.begin();
-    active_.erase(active_.begin());
+  for (auto it = active_.begin(); out.size() < n && it != active_.end();) {
+    if (!may_pop(*it->first, true)) {
+      ++it;  // another gang's member: it waits for that gang's turn
+      continue;
+    }
+    auto e = *it;
+    it = active_.erase(it);
     active_index_.erase(e.first->pod->uid);
+    count_active(*e.first->pod, -1);
     out.push_back(mark_in_flight(e.first, now));
   }
   while (out.size() < n)
@@ -199,6 +207,20 @@ queue_state::qpod queue_state::mark_in_flight(const qpod& q, clock::time_point n
   copy->attempts++;
   if (copy->initial_attempt_ns == 0) copy->initial_attempt_ns = to_ns(now);
   ++cycle_;
+  if (const std::string* key = gang_of(*copy->pod)) {
+    // may_pop gave this gang the turn.
+    auto t = std::make_shared<fw::gang_ticket>();
+    t->group = groups_.group_ptr(*key);
+    t->key = *key;
+    t->round = turn_.round;
+    t->members = groups_.members(*key);
+    t->bound = groups_.bound(*key);
+    copy->gang = std::move(t);
+    ++turn_.in_flight;
+    ++flying_members_[*key];
+  } else {
+    copy->gang = nullptr;
+  }
   in_flight_[copy->pod->uid] = in_flight_entry{copy, cycle_, event_seq_};
   location_[copy->pod->uid] = queue_location::in_flight;
   return copy;
@@ -208,14 +230,22 @@ queue_state::qpod queue_state::mark_in_flight(const qpod& q, clock::time_point n
 queue_state::qpod queue_state::take_from_backoff() {
   if (!opts_.pop_from_backoff || backoff_.empty()) return nullptr;
   auto q = backoff_.begin()->pod.first;
+  if (!may_pop(*q, true)) return nullptr;
   backoff_index_.erase(q->pod->uid);
   backoff_.erase(backoff_.begin());
   return q;
 }
 
-bool queue_state::can_pop() const { return !active_.empty() || (opts_.pop_from_backoff && !backoff_.empty()); }
+bool queue_state::can_pop() const {
+  auto* self = const_cast<queue_state*>(this);
+  for (auto& e : active_)
+    if (self->may_pop(*e.first, false)) return true;
+  return opts_.pop_from_backoff && !backoff_.empty() && self->may_pop(*backoff_.begin()->pod.first, false);
+}
 
 void queue_state::done(const std::string& uid) {
+  auto it = in_flight_.find(uid);
+  if (it != in_flight_.end()) left_flight(it->second);
   if (in_flight_.erase(uid)) {
     location_.erase(uid);
     prune_event_log();
@@ -229,6 +259,12 @@ void queue_state::add_unschedulable(const fw::queued_pod_info& info, uint64_t cy
   if (it == in_flight_.end()) return;  // deleted while in flight
   (void)cycle;
   uint64_t since = it->second.event_seq;
+  // The last member of a gang's turn failing ends the turn unadmitted: the gang's members still
+  // in activeQ cannot make it whole either, and go back with this one (below).
+  std::string failed_gang;
+  if (auto& t = it->second.pod->gang; t && turn_.key == t->key && turn_.round == t->round && turn_.in_flight == 1)
+    failed_gang = t->key;
+  left_flight(it->second);
   in_flight_.erase(it);
   auto q = std::make_shared<fw::queued_pod_info>(info);
   q->timestamp_ns = to_ns(now);
@@ -245,6 +281,101 @@ void queue_state::add_unschedulable(const fw::queued_pod_info& info, uint64_t cy
     unschedulable_[uid] = q;
     location_[uid] = queue_location::unschedulable;
     incoming(queue_location::unschedulable, "ScheduleAttemptFailure");
+  }
+  if (!failed_gang.empty() && !moved) park_gang(failed_gang, *q);
+}
+
+void queue_state::park_gang(const std::string& key, const fw::queued_pod_info& failed) {
+  std::vector<active_entry> members;
+  for (auto& e : active_)
+    if (e.first->pod->group_key == key) members.push_back(e);
+  for (auto& e : members) {
+    active_.erase(e);
+    active_index_.erase(e.first->pod->uid);
+    count_active(*e.first->pod, -1);
+    auto q = std::make_shared<fw::queued_pod_info>(*e.first);
+    q->unschedulable_plugins = failed.unschedulable_plugins;
+    q->pending_plugins = failed.pending_plugins;
+    unschedulable_[q->pod->uid] = q;
+    location_[q->pod->uid] = queue_location::unschedulable;
+    incoming(queue_location::unschedulable, "ScheduleAttemptFailure");
+    parked_.push_back(q);
+  }
+}
+
+// --- gangs ----------------------------------------------------------------------------------------
+
+const std::string* queue_state::gang_of(const pod_info& p) const {
+  if (!p.in_group()) return nullptr;
+  const pod_group* g = groups_.group(p.group_key);
+  return g && g->gang ? &p.group_key : nullptr;
+}
+
+bool queue_state::may_pop(const fw::queued_pod_info& q, bool start_turn) {
+  const std::string* key = gang_of(*q.pod);
+  if (!key) return true;
+  if (!turn_.key.empty()) return turn_.key == *key;
+  // A turn starts only when the gang can reach its quorum from what is poppable, in flight or bound.
+  auto count = [](const std::unordered_map<std::string, size_t>& m, const std::string& k) {
+    auto it = m.find(k);
+    return it == m.end() ? size_t{0} : it->second;
+  };
+  size_t ready = count(active_members_, *key) + count(flying_members_, *key) + groups_.bound(*key)->size();
+  if (ready < static_cast<size_t>(groups_.group(*key)->min_count)) return false;
+  if (start_turn) {
+    turn_.key = *key;
+    turn_.round = ++rounds_[*key];
+    turn_.in_flight = 0;
+  }
+  return true;
+}
+
+void queue_state::left_flight(const in_flight_entry& e) {
+  if (!e.pod->gang) return;
+  const auto& t = *e.pod->gang;
+  auto f = flying_members_.find(t.key);
+  if (f != flying_members_.end() && --f->second == 0) flying_members_.erase(f);
+  if (turn_.key == t.key && turn_.round == t.round && turn_.in_flight > 0 && --turn_.in_flight == 0) turn_ = {};
+}
+
+void queue_state::gang_admitted(const std::string& key, uint64_t round) {
+  if (turn_.key == key && turn_.round == round) turn_ = {};
+}
+
+void queue_state::count_active(const pod_info& p, int delta) {
+  const std::string* key = p.in_group() ? &p.group_key : nullptr;
+  if (!key) return;
+  auto& n = active_members_[*key];
+  if (delta > 0) ++n;
+  else if (n > 0 && --n == 0) active_members_.erase(*key);
+}
+
+void queue_state::set_objects(cluster_objects_ptr objects, clock::time_point now) {
+  for (auto& key : groups_.set_objects(std::move(objects))) recheck_gated(key, now);
+}
+
+void queue_state::track_group_member(const pod_info* old_p, const pod_info* new_p, clock::time_point now) {
+  auto grown = groups_.track(old_p, new_p);
+  if (grown.empty()) return;
+  const pod_group* g = groups_.group(grown);
+  if (g && groups_.members(grown) >= static_cast<size_t>(g->min_count)) recheck_gated(grown, now);
+}
+
+void queue_state::recheck_gated(const std::string& group_key, clock::time_point) {
+  std::vector<qpod> ungated;
+  for (auto it = gated_.begin(); it != gated_.end();) {
+    const auto& p = *it->second->pod;
+    auto* fwk = p.group_key == group_key ? framework_for(p) : nullptr;
+    if (fwk && fwk->run_pre_enqueue(p, groups_, obs::sample_plugin_metrics(sample_rng_)).is_success()) {
+      ungated.push_back(it->second);
+      it = gated_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  for (auto& q : ungated) {
+    q->gated_by = {};
+    push_active(q, "PodGroupReady");
   }
 }
 
@@ -264,11 +395,12 @@ bool queue_state::pod_wants_event(const fw::queued_pod_info& p, const fw::cluste
 
 void queue_state::on_event(const fw::cluster_event& ev, const fw::event_objects& objs,
                            std::shared_ptr<const void> keepalive, clock::time_point now,
-                           std::string_view except_uid) {
+                           std::string_view except_uid, std::string_view except_group) {
   if (!in_flight_.empty()) events_.push_back(logged_event{++event_seq_, ev, objs, std::move(keepalive)});
   std::vector<qpod> moved;
   for (auto it = unschedulable_.begin(); it != unschedulable_.end();) {
-    if (it->first != except_uid && pod_wants_event(*it->second, ev, objs)) {
+    if (it->first != except_uid && (except_group.empty() || it->second->pod->group_key != except_group) &&
+        pod_wants_event(*it->second, ev, objs)) {
       moved.push_back(it->second);
       it = unschedulable_.erase(it);
     } else {
@@ -285,7 +417,7 @@ void queue_state::on_event(const fw::cluster_event& ev, const fw::event_objects&
       if (plugin == it->second->gated_by && reg.event.matches(ev) &&
           (!reg.hint || reg.hint(*it->second->pod, objs) == fw::queueing_hint::queue))
         relevant = true;
-    if (relevant && fwk->run_pre_enqueue(*it->second->pod, obs::sample_plugin_metrics(sample_rng_)).is_success()) {
+    if (relevant && fwk->run_pre_enqueue(*it->second->pod, groups_, obs::sample_plugin_metrics(sample_rng_)).is_success()) {
       ungated.push_back(it->second);
       it = gated_.erase(it);
     } else {

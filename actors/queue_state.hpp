@@ -18,6 +18,13 @@
 // ordering windows, a pod completes backoff once the current window starts after its expiry
 // window, and backoffQ is ordered by expiry window, then as activeQ orders pods.
 //   gated ──update or event that lifts the gate (PreEnqueue ok)──> activeQ
+//
+// Gangs (pods of a PodGroup with a gang policy, GangScheduling): one gang at a time has its turn.
+// A turn starts when a gang's member is at the front of what pop would take and at least minCount
+// of its members are in activeQ, in flight or bound; while it lasts, pop hands out that gang's
+// members and plain pods, and skips other gangs' members. It ends when the permit coordinator
+// admits the gang (gang_admitted) or when none of the turn's members is in flight any more (they
+// failed and were requeued). Each member popped carries a gang_ticket naming the turn (its round).
 #include <chrono>
 #include <cstdint>
 #include <deque>
@@ -32,6 +39,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "actors/group_members.hpp"
 #include "plugins/framework/runtime/framework.hpp"
 
 namespace kas {
@@ -79,10 +87,22 @@ public:
   // flight (or it failed with an Error), else to the unschedulable pool.
   void add_unschedulable(const fw::queued_pod_info& info, uint64_t cycle, bool is_error, clock::time_point now);
 
+  // The pod groups: the cluster's objects changed (PodGroups may have appeared or changed), or a
+  // pod of a group came, changed or went. Both re-run PreEnqueue for the gated pods of a group
+  // that may now pass.
+  void set_objects(cluster_objects_ptr objects, clock::time_point now);
+  void track_group_member(const pod_info* old_p, const pod_info* new_p, clock::time_point now);
+  const group_members& groups() const { return groups_; }
+  // The permit coordinator admitted round `round` of gang `key`: its turn ends.
+  void gang_admitted(const std::string& key, uint64_t round);
+  // The gang whose turn it is ("" when none).
+  const std::string& gang_turn() const { return turn_.key; }
+
   // A cluster event: moves pods from the unschedulable pool (and gated) whose rejecting plugins
-  // registered for it and whose hints say Queue. `except_uid` stays where it is.
+  // registered for it and whose hints say Queue. `except_uid`, and the pods of `except_group`,
+  // stay where they are.
   void on_event(const fw::cluster_event& ev, const fw::event_objects& objs, std::shared_ptr<const void> keepalive,
-                clock::time_point now, std::string_view except_uid = {});
+                clock::time_point now, std::string_view except_uid = {}, std::string_view except_group = {});
 
   // Moves expired backoff pods to activeQ, and pods unschedulable for too long out of the pool.
   void flush(clock::time_point now);
@@ -143,11 +163,27 @@ private:
   const backoff_set* first_backoff() const { return const_cast<queue_state*>(this)->first_backoff(); }
   qpod take_from_backoff();
   qpod mark_in_flight(const qpod& q, clock::time_point now);
+  // The gang a pod is a member of (its group exists and has a gang policy), or null.
+  const std::string* gang_of(const pod_info& p) const;
+  // Whether pop may hand the pod out now (the gang rule), starting its gang's turn if need be.
+  bool may_pop(const fw::queued_pod_info& q, bool start_turn);
+  void recheck_gated(const std::string& group_key, clock::time_point now);
+  // A gang's attempt failed: its members in activeQ join the failed one in the unschedulable pool,
+  // rejected by the same plugins, so the gang comes back together on the same events.
+  void park_gang(const std::string& key, const fw::queued_pod_info& failed);
+public:
+  // The members park_gang moved since the last call (the queue actor reports them).
+  std::vector<qpod> take_parked() { return std::move(parked_); }
+private:
+  std::vector<qpod> parked_;
+  void count_active(const pod_info& p, int delta);
   struct in_flight_entry {
     qpod pod;
     uint64_t cycle = 0;
     uint64_t event_seq = 0;  // events with a larger seq arrived while it was in flight
   };
+  // A pod left flight (done, requeued, deleted): the turn's count of members in flight drops.
+  void left_flight(const in_flight_entry& e);
   struct logged_event {
     uint64_t seq;
     fw::cluster_event ev;
@@ -184,6 +220,17 @@ private:
   uint64_t cycle_ = 0;
   uint64_t insertion_seq_ = 0;
   incoming_fn incoming_;
+
+  group_members groups_;
+  // Per gang: members in activeQ, and members in flight.
+  std::unordered_map<std::string, size_t> active_members_, flying_members_;
+  struct turn_state {
+    std::string key;  // empty: no gang has the turn
+    uint64_t round = 0;
+    size_t in_flight = 0;
+  };
+  turn_state turn_;
+  std::unordered_map<std::string, uint64_t> rounds_;  // per gang, the last round started
 };
 
 }  // namespace kas

@@ -201,6 +201,14 @@ void on_cluster_change(self_ptr self, const cluster_change& ch, const cluster_ch
     self->state.wiring->synced->store(true, std::memory_order_release);
     return;
   }
+  if (ch.type == t::objects) {
+    q.set_objects(ch.objects, now);
+    return;
+  }
+  // Pod groups count their members, bound or not, before the pod itself is queued (PreEnqueue
+  // reads the count).
+  if (ch.type == t::pod_add || ch.type == t::pod_update || ch.type == t::pod_delete)
+    q.track_group_member(ch.old_pod.get(), ch.new_pod.get(), now);
   if (ch.type == t::pod_add && ch.new_pod->node_name.empty()) q.add(ch.new_pod, now);
   // A status-only write (PodScheduled condition) is not an update the queue reacts to (kube's
   // isPodUpdated ignores status).
@@ -277,13 +285,33 @@ queue_actor spawn_scheduling_queue(caf::actor_system& sys, std::vector<fw::frame
         // A binding cycle's forget freed what its assumed pod held: kube's handleBindingCycleError
         // moves the pods it may have kept out as on AssignedPodDelete. After an error the event comes
         // first (the pod backs off anyway); after a rejection it comes after, past the pod itself.
+        // A gang's failed attempt frees room, but not for the gang's own members: they come back
+        // together, on their own events.
         fw::cluster_event freed{fw::event_resource::assigned_pod, fw::act_delete, "AssignedPodDelete"};
         fw::event_objects objs;
         objs.old_pod = f.forgotten.get();
-        if (f.forgotten && is_error) q.on_event(freed, objs, f.forgotten, now);
+        std::string_view gang = f.pod->gang ? std::string_view(f.pod->gang->key) : std::string_view();
+        if (f.forgotten && is_error) q.on_event(freed, objs, f.forgotten, now, {}, gang);
         q.add_unschedulable(info, f.cycle, is_error, now);
-        if (f.forgotten && !is_error) q.on_event(freed, objs, f.forgotten, now, info.pod->uid);
+        if (f.forgotten && !is_error) q.on_event(freed, objs, f.forgotten, now, info.pod->uid, gang);
         if (q.contains(info.pod->uid)) count_rejection(self->state, info);
+        // Members of a failed gang that never got their turn report the gang's failure too.
+        for (auto& parked : q.take_parked()) {
+          pod_outcome o;
+          o.ns = parked->pod->ns;
+          o.name = parked->pod->name;
+          o.uid = parked->pod->uid;
+          o.status = "Unschedulable";
+          o.message = f.message;
+          o.attempts = parked->attempts;
+          caf::anon_send(self->state.wiring->recorder, record_atom::value, std::move(o));
+          count_rejection(self->state, *parked);
+        }
+        serve_waiting(self);
+      },
+      [=](gang_atom, const std::string& key, uint64_t round) {
+        auto probe_scope = self->state.probe->begin_handler(self);
+        self->state.q->gang_admitted(key, round);
         serve_waiting(self);
       },
       [=](tick_atom) {

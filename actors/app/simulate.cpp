@@ -14,6 +14,7 @@
 #include "actors/app/json_writer.hpp"
 #include "actors/app/metrics_endpoint.hpp"
 #include "actors/app/run_setup.hpp"
+#include "actors/group_members.hpp"
 #include "actors/embedded_cluster.hpp"
 #include "actors/scheduler.hpp"
 #include "config/cluster_manifests.hpp"
@@ -192,7 +193,7 @@ bool collect_results(caf::actor_system& sys, caf::scoped_actor& self, const sche
 // The outcome of a pending pod that was never popped: another scheduler's pod (Skipped, as
 // kube-scheduler ignores a pod whose schedulerName matches none of its profiles: it is neither
 // attempted nor unschedulable), or one held by PreEnqueue (SchedulingGates).
-pod_outcome never_popped(const scheduler_instance& sched, const pod_info& p) {
+pod_outcome never_popped(const scheduler_instance& sched, const pod_info& p, const fw::group_directory& groups) {
   pod_outcome o;
   o.uid = p.uid;
   const fw::framework* fwk = nullptr;
@@ -204,7 +205,7 @@ pod_outcome never_popped(const scheduler_instance& sched, const pod_info& p) {
     return o;
   }
   // Its PreEnqueue status is the reason, e.g. "waiting for scheduling gates: [example.com/quota-check]".
-  auto s = fwk->run_pre_enqueue(p);
+  auto s = fwk->run_pre_enqueue(p, groups);
   o.status = "Unschedulable";
   o.message = s.is_success() ? "not scheduled" : s.message();
   return o;
@@ -227,6 +228,11 @@ std::vector<pod_result> build_rows(const cluster_input& in, const scheduler_inst
     r.outcome.message = it->second.message;
     return true;
   };
+  // The pod groups as the queue saw them, for the PreEnqueue reasons of pods never popped.
+  group_members groups;
+  groups.set_objects(in.objects);
+  for (auto* list : {&in.bound_pods, &in.pending_pods})
+    for (auto& p : *list) groups.track(nullptr, p.get());
   std::vector<pod_result> rows;
   for (auto& p : in.pending_pods) {
     pod_result r;
@@ -235,7 +241,7 @@ std::vector<pod_result> build_rows(const cluster_input& in, const scheduler_inst
     if (it != by_uid.end()) {
       r.outcome = it->second;
     } else {
-      r.outcome = never_popped(sched, *p);
+      r.outcome = never_popped(sched, *p, groups);
     }
     auto key = p->ns + "/" + p->name;
     auto e = explain_by_pod.find(key);

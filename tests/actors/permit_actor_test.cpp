@@ -34,8 +34,93 @@ protected:
     return ctx;
   }
 
+  // A member of gang team-a/train (minCount `min`) in round `round`, waiting at GangScheduling.
+  cycle_ctx_ptr member(const std::string& name, int32_t min, uint64_t round = 1,
+                       std::chrono::milliseconds timeout = std::chrono::seconds(10)) {
+    if (!group) {
+      auto g = std::make_shared<pod_group>();
+      g->ns = "default";
+      g->name = "train";
+      g->gang = true;
+      g->min_count = min;
+      group = g;
+    }
+    auto ctx = waiting(name, {"GangScheduling"}, timeout);
+    auto q = std::make_shared<fw::queued_pod_info>(*ctx->queued);
+    auto t = std::make_shared<fw::gang_ticket>();
+    t->group = group;
+    t->key = pod_group_key(*group);
+    t->round = round;
+    t->members = static_cast<size_t>(min);
+    t->bound = std::make_shared<const std::vector<std::string>>();
+    q->gang = t;
+    ctx->queued = q;
+    return ctx;
+  }
+
   std::shared_ptr<pipeline> wiring;
+  pod_group_ptr group;
 };
+
+TEST_F(permit_actor_test, a_gang_is_admitted_whole_when_its_last_member_arrives) {
+  std::vector<cycle_ctx_ptr> members;
+  for (int i = 0; i < 4; ++i) members.push_back(member("m" + std::to_string(i), 4));
+  for (int i = 0; i < 3; ++i) send(wiring->permit, wait_atom::value, members[i]);
+  run();
+  EXPECT_EQ((log("binder-0").count<bind_atom, cycle_ctx_ptr>()), 0u) << "3 of minCount 4: all wait";
+  send(wiring->permit, wait_atom::value, members[3]);
+  run();
+  EXPECT_EQ((log("binder-0").count<bind_atom, cycle_ctx_ptr>()), 4u) << "the fourth admits all four at once";
+  auto turn = log("queue").last<gang_atom, std::string, uint64_t>();
+  ASSERT_TRUE(turn) << "the queue hears that the gang's turn is over";
+  EXPECT_EQ(std::get<1>(*turn), pod_group_key(*group));
+  EXPECT_EQ((log("queue").count<requeue_atom, failure>()), 0u);
+}
+
+TEST_F(permit_actor_test, a_gang_that_times_out_is_rejected_whole_with_one_message) {
+  auto a = member("a", 3, 1, std::chrono::milliseconds(50));
+  auto b = member("b", 3, 1, std::chrono::milliseconds(50));
+  send(wiring->permit, wait_atom::value, a);
+  send(wiring->permit, wait_atom::value, b);
+  run();
+  ASSERT_TRUE(tick());  // a's 50 ms timer
+  run();
+  EXPECT_EQ((log("queue").count<requeue_atom, failure>()), 2u) << "both waiting members go back";
+  EXPECT_EQ((log("cache").count<forget_atom, std::string>()), 2u) << "nothing stays reserved";
+  EXPECT_EQ((log("binder-0").count<bind_atom, cycle_ctx_ptr>()), 0u);
+  auto f = log("queue").last<requeue_atom, failure>();
+  ASSERT_TRUE(f);
+  EXPECT_EQ(std::get<1>(*f).message, "pod group default/train: 2/3 members could be placed (minCount 3)");
+  EXPECT_TRUE(std::get<1>(*f).gang_rejection);
+  EXPECT_EQ(std::get<1>(*f).unschedulable_plugins.count("GangScheduling"), 1u);
+}
+
+TEST_F(permit_actor_test, a_member_failing_elsewhere_rejects_the_waiting_ones_and_the_stragglers) {
+  auto a = member("a", 3);
+  auto b = member("b", 3);
+  auto late = member("late", 3);
+  send(wiring->permit, wait_atom::value, a);
+  run();
+  // b failed its Filter: the gang cannot be whole in this round.
+  send(wiring->permit, gang_atom::value,
+       gang_member_failed{b->queued->gang, b->assumed->uid, {"NodeResourcesFit"}, "0/1 nodes are available", false});
+  run();
+  auto f = log("queue").last<requeue_atom, failure>();
+  ASSERT_TRUE(f);
+  EXPECT_EQ(std::get<1>(*f).pod->pod->uid, a->assumed->uid);
+  EXPECT_EQ(std::get<1>(*f).unschedulable_plugins.count("NodeResourcesFit"), 1u)
+    << "the waiting member comes back on the failed member's events";
+  // A member of the same round still on its way to Permit is turned back when it arrives.
+  send(wiring->permit, wait_atom::value, late);
+  run();
+  EXPECT_EQ((log("queue").count<requeue_atom, failure>()), 2u);
+  EXPECT_EQ((log("binder-0").count<bind_atom, cycle_ctx_ptr>()), 0u);
+  // The next round starts afresh.
+  auto again = member("a", 3, 2);
+  send(wiring->permit, wait_atom::value, again);
+  run();
+  EXPECT_EQ((log("queue").count<requeue_atom, failure>()), 2u);
+}
 
 TEST_F(permit_actor_test, a_pod_allowed_by_every_waiting_plugin_goes_to_a_binder) {
   auto ctx = waiting("p", {"GangA", "GangB"});

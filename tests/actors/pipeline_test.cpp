@@ -324,6 +324,69 @@ INSTANTIATE_TEST_SUITE_P(Runtime, RandomClusterTest,
                                            runtime_case{"depth8_workers1", 8, 1}, runtime_case{"depth8_workers3", 8, 3}),
                          [](const ::testing::TestParamInfo<runtime_case>& i) { return i.param.name; });
 
+// --- gangs ----------------------------------------------------------------------------------------
+
+// Two gangs of 8 pods x 2 cpu (minCount 8) compete for 4 nodes x 4 cpu, room for one: one gang ends
+// whole and the other wholly pending, nothing partly placed or left reserved, with one pod in flight
+// or many. One gang is upstream's PodGroup form, the other Coscheduling's.
+class CompetingGangsTest : public ::testing::TestWithParam<uint32_t> {};
+
+TEST_P(CompetingGangsTest, OneGangWholeTheOtherWhollyPending) {
+  pipeline_env env;
+  for (int i = 0; i < 4; ++i) env.add_node(make_node(node("n" + std::to_string(i), "4", "8Gi")));
+  auto objs = std::make_shared<cluster_objects>();
+  auto group = [&](pod_group_api api, const std::string& name) {
+    auto g = std::make_shared<pod_group>();
+    g->api = api;
+    g->ns = "default";
+    g->name = name;
+    g->gang = true;
+    g->min_count = 8;
+    objs->pod_groups[pod_group_key(*g)] = g;
+  };
+  group(pod_group_api::workload, "a");
+  group(pod_group_api::coscheduling, "b");
+  caf::anon_send(env.cluster(), create_atom::value, cluster_objects_ptr(objs));
+  std::map<std::string, std::string> gang_of;  // uid -> gang
+  for (int i = 0; i < 8; ++i) {
+    auto a = std::make_shared<pod_info>(*make_pod(pod("a" + std::to_string(i), "2", "1Gi")));
+    a->group_api = pod_group_api::workload;
+    a->group_name = "a";
+    a->group_key = pod_group_key(a->group_api, a->ns, "a");
+    pod_spec bs = pod("b" + std::to_string(i), "2", "1Gi");
+    bs.labels = {{coscheduling_pod_group_label, "b"}};
+    auto b = make_pod(bs);
+    ASSERT_EQ(b->group_api, pod_group_api::coscheduling);
+    gang_of[a->uid] = "a";
+    gang_of[b->uid] = "b";
+    env.add_pod(a);
+    env.add_pod(b);
+  }
+  scheduler_options opts;
+  opts.skip_idle_backoff = true;
+  opts.runtime.pipeline_depth = GetParam();
+  ASSERT_TRUE(env.start(opts));
+  ASSERT_TRUE(env.wait_quiescent());
+  env.expect_invariants();
+  std::map<std::string, size_t> scheduled;
+  auto outs = env.outcomes();
+  for (auto& [uid, gang] : gang_of)
+    if (outs[uid].status == "Scheduled") ++scheduled[gang];
+  EXPECT_EQ(scheduled.size(), 1u) << "exactly one gang placed";
+  for (auto& [gang, n] : scheduled) EXPECT_EQ(n, 8u) << "gang " << gang << " partly placed";
+  // Nothing is left reserved: every node's room is what its bound pods use.
+  size_t bound = 0;
+  for (auto& p : env.cluster_pods()) bound += !p->node_name.empty();
+  EXPECT_EQ(bound, 8u);
+  for (auto& [uid, o] : outs)
+    if (o.status != "Scheduled") {
+      EXPECT_NE(o.message.find("pod group default/"), std::string::npos) << o.name << ": " << o.message;
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Depth, CompetingGangsTest, ::testing::Values(1u, 16u),
+                         [](const ::testing::TestParamInfo<uint32_t>& i) { return "depth" + std::to_string(i.param); });
+
 // --- fault injection: a flaky binder -------------------------------------------------------------
 
 // Fails every `period`-th bind with an Error and Skips otherwise, so DefaultBinder binds the rest.
