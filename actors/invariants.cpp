@@ -1,5 +1,6 @@
 #include "actors/invariants.hpp"
 
+#include <algorithm>
 #include <limits>
 #include <map>
 #include <optional>
@@ -61,6 +62,7 @@ public:
     if (objs_) {
       volume_node_affinity();
       csi_attach_limits();
+      gangs();
     }
     return std::move(rep_);
   }
@@ -254,6 +256,41 @@ private:
     }
   }
 
+  // Every gang PodGroup: 0 or at least minCount members bound (never part of a gang), and the bound
+  // members of a gang with topology keys in one domain of each key (a node without the key is in
+  // no domain).
+  void gangs() {
+    std::unordered_map<std::string, std::vector<const placed*>> members;
+    for (auto& pl : placed_)
+      if (pl.pod->in_group()) members[pl.pod->group_key].push_back(&pl);
+    std::vector<std::pair<std::string, const pod_group*>> groups;
+    for (auto& [key, g] : objs_->pod_groups)
+      if (g && g->gang) groups.emplace_back(key, g.get());
+    std::sort(groups.begin(), groups.end());  // violations in a stable order
+    for (auto& [key, g] : groups) {
+      auto it = members.find(key);
+      size_t bound = it == members.end() ? 0 : it->second.size();
+      if (!check(bound == 0 || bound >= static_cast<size_t>(g->min_count)))
+        violation("pod group " + g->display() + " is partly bound: " + std::to_string(bound) + " members bound, minCount " +
+                  std::to_string(g->min_count));
+      if (bound == 0) continue;
+      for (auto& tk : g->topology_keys) {
+        std::map<std::string, size_t> domains;  // domain -> members bound there ("" = node without the key)
+        for (auto* pl : it->second) {
+          auto* v = pl->node->labels.get(tk);
+          domains[v ? *v : std::string()]++;
+        }
+        if (check(domains.size() == 1 && !domains.count(std::string()))) continue;
+        std::string where;
+        for (auto& [d, n] : domains)
+          where += (where.empty() ? "" : ", ") + (d.empty() ? std::string("<no ") + tk + " label>" : d) + ": " +
+                   std::to_string(n);
+        violation("pod group " + g->display() + " spans " + std::to_string(domains.size()) + " domains of " + tk +
+                  " (" + where + ")");
+      }
+    }
+  }
+
   const cluster_objects* objs_;
   invariant_options opts_;
   invariant_report rep_;
@@ -263,6 +300,25 @@ private:
 };
 
 }  // namespace
+
+invariant_report check_nothing_reserved(const snapshot& snap, const std::vector<pod_info_ptr>& pods) {
+  invariant_report rep;
+  std::unordered_map<std::string, const pod_info*> live;
+  for (auto& p : pods) live[p->uid] = p.get();
+  for (size_t i = 0; i < snap.size(); ++i) {
+    const node_info& n = snap.node(i);
+    for (const auto& p : n.pods) {
+      ++rep.checks;
+      auto it = live.find(p->uid);
+      if (it == live.end()) continue;  // deleted: the cache has not seen the deletion yet
+      if (it->second->node_name == n.name) continue;
+      rep.violations.push_back(p->key() + " is still reserved on " + n.name + " by the scheduler cache" +
+                               (it->second->node_name.empty() ? std::string(" but not bound")
+                                                              : " but bound to " + it->second->node_name));
+    }
+  }
+  return rep;
+}
 
 invariant_report check_placement(const std::vector<node_info_ptr>& nodes, const std::vector<pod_info_ptr>& pods,
                                  const cluster_objects* objects, const invariant_options& opts) {

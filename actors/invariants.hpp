@@ -9,12 +9,15 @@
 // claim's CSI volume under its driver and handle; an in-tree volume kube migrates to CSI (AWS EBS,
 // GCE PD, Azure Disk, Cinder), bound or inline, under the driver it migrates to, on nodes that have
 // a CSINode. A claim not bound (or not found) adds nothing: at the end of a run every claim of a
-// bound pod is bound.
+// bound pod is bound. From the PodGroups (cluster_objects::pod_groups): no gang partly bound (0 or
+// at least minCount members bound), and every bound member of a gang with topology keys in one
+// domain of each key.
 #include <string>
 #include <vector>
 
 #include "cache/cluster_objects.hpp"
 #include "cache/node_info.hpp"
+#include "cache/snapshot.hpp"
 
 namespace kas {
 
@@ -34,5 +37,11 @@ struct invariant_report {
 // namespaces and storage objects; null skips the checks that need them.
 invariant_report check_placement(const std::vector<node_info_ptr>& nodes, const std::vector<pod_info_ptr>& pods,
                                  const cluster_objects* objects, const invariant_options& opts = {});
+
+// Nothing left reserved after a run: every pod the scheduler cache's snapshot places on a node
+// (bound or assumed) is bound there in `pods`, the cluster's final pods. An assumed pod whose
+// binding never happened (a pod waiting at Permit, a reservation never forgotten) is a violation;
+// a pod the cluster deleted and the cache still holds is not (the cache's watch lags the cluster).
+invariant_report check_nothing_reserved(const snapshot& snap, const std::vector<pod_info_ptr>& pods);
 
 }  // namespace kas

@@ -16,6 +16,7 @@
 #include "config/yaml_guard.hpp"
 #include "messages/codec.hpp"
 #include "messages/field_path.hpp"
+#include "messages/name_validation.hpp"
 #include "messages/quantity.hpp"
 
 namespace kas {
@@ -379,6 +380,79 @@ private:
     return std::shared_ptr<const pod_volume_templates>(std::move(t));
   }
 
+  // createPods' podGroup; null when the op has none. `count`: the op's pod count.
+  result<std::shared_ptr<const gang_spec>> gang_of(const YAML::Node& op, const std::string& where, size_t i,
+                                                    const std::string& ns, size_t count) {
+    YAML::Node s = op["podGroup"];
+    if (!s || s.IsNull()) return std::shared_ptr<const gang_spec>();
+    std::string w = where + ".podGroup";
+    if (!s.IsMap()) return fail(w, std::string("expected a mapping, got ") + type_name(s));
+    if (auto k = only_keys(s, w, {"size", "minCount", "topologyKey", "api"}); !k) return k.err();
+    auto g = std::make_shared<gang_spec>();
+    g->ns = ns;
+    g->name_prefix = "gang-" + std::to_string(i) + "-";
+    auto size = get_int(s, "size", w, -1, 1, 100000);
+    if (!size) return size.err();
+    if (*size < 0) return fail(w + ".size", "required field is missing");
+    g->size = static_cast<size_t>(*size);
+    if (count % g->size != 0)
+      return fail(w + ".size", "must divide the op's count (" + std::to_string(count) + ") into whole gangs, got " +
+                                 std::to_string(g->size));
+    auto min = get_int(s, "minCount", w, *size, 1, *size);
+    if (!min) return min.err();
+    g->min_count = static_cast<int32_t>(*min);
+    auto api = get_string(s, "api", w, false);
+    if (!api) return api.err();
+    if (api->empty() || *api == "workload") g->api = pod_group_api::workload;
+    else if (*api == "coscheduling") g->api = pod_group_api::coscheduling;
+    else return fail(w + ".api", "must be workload or coscheduling, got \"" + *api + "\"");
+    auto key = get_string(s, "topologyKey", w, false);
+    if (!key) return key.err();
+    if (!key->empty()) {
+      if (g->api == pod_group_api::coscheduling)
+        return fail(w + ".topologyKey", "api: coscheduling has no topology constraint (scheduling.x-k8s.io/v1alpha1 "
+                                        "PodGroups have none); use api: workload");
+      if (auto problem = qualified_name_problem(*key); !problem.empty())
+        return fail(w + ".topologyKey", "invalid label key \"" + *key + "\": " + problem);
+      g->topology_key = *key;
+    }
+    return std::shared_ptr<const gang_spec>(std::move(g));
+  }
+
+  // The op's PodGroups, added to the cluster's objects so far; op.objects becomes the result.
+  status_or_error add_pod_groups(workload_op& op, const std::string& where) {
+    const gang_spec& g = *op.gang;
+    size_t gangs = op.count / g.size;
+    for (size_t k = 0; k < gangs; ++k) {
+      manifest_origin o;
+      o.file = path_;
+      o.kind = "PodGroup";
+      o.ns = g.ns;
+      o.name = g.group_name(k);
+      if (g.api == pod_group_api::coscheduling) {
+        auto pg = std::make_shared<k8s::coscheduling::PodGroup>();
+        pg->mutable_metadata()->set_name(o.name);
+        pg->mutable_metadata()->set_namespace_(g.ns);
+        pg->mutable_metadata()->set_uid(g.ns + "/" + o.name);
+        pg->mutable_spec()->set_min_member(g.min_count);
+        created_.coscheduling_pod_groups.emplace_back(std::move(pg), std::move(o));
+      } else {
+        auto pg = std::make_shared<k8s::scheduling::PodGroup>();
+        pg->mutable_metadata()->set_name(o.name);
+        pg->mutable_metadata()->set_namespace_(g.ns);
+        pg->mutable_metadata()->set_uid(g.ns + "/" + o.name);
+        pg->mutable_spec()->mutable_scheduling_policy()->mutable_gang()->set_min_count(g.min_count);
+        if (!g.topology_key.empty())
+          pg->mutable_spec()->mutable_scheduling_constraints()->add_topology()->set_key(g.topology_key);
+        created_.pod_groups.emplace_back(std::move(pg), std::move(o));
+      }
+    }
+    auto in = compile_cluster(created_);
+    if (!in) return fail(where + ".podGroup", in.err().message);
+    op.objects = in->objects;
+    return ok_t{};
+  }
+
   result<workload_op> parse_op(const YAML::Node& n, size_t i) {
     std::string where = path_ + ": ops[" + std::to_string(i) + "]";
     if (!n.IsMap()) return fail(where, std::string("expected an op (a mapping), got ") + type_name(n));
@@ -415,7 +489,7 @@ private:
     } else if (*code == "createPods") {
       if (auto s = only_keys(n, where, {"opcode", "count", "podTemplatePath", "namespace", "collectMetrics",
                                         "skipWaitToCompletion", "persistentVolumeTemplatePath",
-                                        "persistentVolumeClaimTemplatePath"});
+                                        "persistentVolumeClaimTemplatePath", "podGroup"});
           !s)
         return s.err();
       op.opcode = workload_opcode::create_pods;
@@ -438,6 +512,22 @@ private:
         if (auto first = make_pod_with_volumes(**t, **vols, 0, 0); !first) return fail(where, first.err().message);
         op.volumes = *vols;
         storage_created_ = where;
+      }
+      auto gang = gang_of(n, where, i, nsv, op.count);
+      if (!gang) return gang.err();
+      if (*gang) {
+        if (op.pods->compiled->in_group())
+          return fail(where + ".podGroup", resolve(*tp) + ": the pod template already belongs to pod group \"" +
+                                             op.pods->compiled->group_name + "\"");
+        if (op.volumes)
+          return fail(where + ".podGroup", "pod groups and persistentVolumeTemplatePath do not go together");
+        // The op's PodGroups replace the cluster's objects, as a createAny's do.
+        if (!storage_created_.empty())
+          return fail(where + ".podGroup", "a createPods with podGroup cannot follow " + storage_created_ +
+                                             ", which created storage objects (CSINodes, volumes, claims) its "
+                                             "PodGroups would replace: move it before that op");
+        op.gang = *gang;
+        if (auto s = add_pod_groups(op, where); !s) return s.err();
       }
       auto cm = get_bool(n, "collectMetrics", where);
       if (!cm) return cm.err();
@@ -546,6 +636,13 @@ size_t workload::measured_pod_count() const {
   return n;
 }
 
+size_t workload::gang_count() const {
+  size_t n = 0;
+  for (auto& op : ops)
+    if (op.opcode == workload_opcode::create_pods && op.gang) n += op.count / op.gang->size;
+  return n;
+}
+
 size_t workload::init_pod_count() const {
   size_t n = 0;
   for (auto& op : ops)
@@ -578,6 +675,26 @@ pod_info_ptr make_pod(const pod_template& t, size_t i) {
   auto p = std::make_shared<pod_info>(*t.compiled);
   p->name = t.name_prefix + std::to_string(i);
   p->uid = p->ns + "/" + p->name;
+  return p;
+}
+
+pod_info_ptr make_gang_pod(const pod_template& t, const gang_spec& g, size_t pod_number, size_t index) {
+  auto p = std::make_shared<pod_info>(*t.compiled);
+  p->name = t.name_prefix + std::to_string(pod_number);
+  p->uid = p->ns + "/" + p->name;
+  p->group_api = g.api;
+  p->group_name = g.group_name(index / g.size);
+  p->group_key = pod_group_key(g.api, p->ns, p->group_name);
+  auto obj = std::make_shared<k8s::core::Pod>(*t.compiled->pod);
+  if (g.api == pod_group_api::coscheduling) {
+    (*obj->mutable_metadata()->mutable_labels())[coscheduling_pod_group_label] = p->group_name;
+    std::vector<label_map::entry> labels = p->labels.entries();
+    labels.emplace_back(coscheduling_pod_group_label, p->group_name);
+    p->labels = label_map(std::move(labels));
+  } else {
+    obj->mutable_spec()->mutable_scheduling_group()->set_pod_group_name(p->group_name);
+  }
+  p->pod = std::move(obj);
   return p;
 }
 

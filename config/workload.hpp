@@ -24,6 +24,11 @@
 //     skipWaitToCompletion: false   # true: do not wait for these pods to be scheduled
 //     persistentVolumeTemplatePath: templates/pv-csi.yaml       # with the next: a PV and a claim per pod
 //     persistentVolumeClaimTemplatePath: templates/pvc.yaml
+//     podGroup:                     # the op's pods are gangs (see below)
+//       size: 8                     # pods per gang; count must be a multiple of it
+//       minCount: 8                 # default: size
+//       topologyKey: topology.kubernetes.io/zone   # optional: schedulingConstraints.topology[0].key
+//       api: workload               # workload (default) | coscheduling
 //   - opcode: churn
 //     mode: recreate                # recreate | create
 //     number: 1
@@ -55,6 +60,16 @@
 // pv.kubernetes.io/bind-completed). A CSI volume's volumeHandle is the volume's name; an AWS EBS
 // volume's volumeID is "vol-<k>". The pod's spec.volumes are replaced by one volume "vol" using the
 // claim. The runner creates the claim, then the volume, then the pod.
+//
+// createPods with podGroup: pod k of the op (k from 0) belongs to gang k / size, a PodGroup named
+// "gang-<op index>-<k / size>" in the op's namespace, which the op creates with its pods (before
+// them: the op carries the cluster's objects with its PodGroups added, as a createAny does). With
+// api: workload the group is a scheduling.k8s.io/v1beta1 PodGroup (schedulingPolicy.gang.minCount,
+// schedulingConstraints.topology[].key = topologyKey) and each pod sets
+// spec.schedulingGroup.podGroupName; with api: coscheduling it is a scheduling.x-k8s.io/v1alpha1
+// PodGroup (spec.minMember; topologyKey is refused: that API has no topology) and each pod carries
+// the label scheduling.x-k8s.io/pod-group. Like a createAny, such an op cannot follow an op that
+// created storage objects one by one.
 //
 // Churn: recreate creates `number` objects of each Node/Pod template on one tick and deletes them on
 // the next (scheduler_perf's ring of `number` slots; the same for number: 1, the only value its
@@ -132,6 +147,17 @@ struct pod_with_volumes {
   pod_info_ptr pod;
 };
 
+// createPods' podGroup: the op's pods in gangs of `size`.
+struct gang_spec {
+  pod_group_api api = pod_group_api::workload;
+  size_t size = 0;
+  int32_t min_count = 0;
+  std::string topology_key;  // "" = none
+  std::string name_prefix;   // "gang-<op index>-": gang n is name_prefix + n
+  std::string ns;
+  std::string group_name(size_t gang) const { return name_prefix + std::to_string(gang); }
+};
+
 enum class workload_opcode { create_nodes, create_pods, create_any, churn, barrier };
 
 struct workload_op {
@@ -145,7 +171,8 @@ struct workload_op {
   bool collect_metrics = false;
   bool skip_wait = false;
   std::shared_ptr<const pod_volume_templates> volumes;  // null: plain pods
-  // createAny: the cluster's non-node, non-pod objects after this op (namespaces, selectors, PDBs).
+  std::shared_ptr<const gang_spec> gang;                 // null: no pod groups
+  // createAny, and createPods with podGroup: the cluster's non-node, non-pod objects after this op (namespaces, selectors, PDBs).
   cluster_objects_ptr objects;
   // churn
   bool churn_recreate = true;
@@ -167,6 +194,8 @@ struct workload {
   size_t node_count() const;
   size_t measured_pod_count() const;
   size_t init_pod_count() const;
+  // PodGroups the createPods ops make (0 without podGroup ops).
+  size_t gang_count() const;
 };
 
 // Node number i of a template: its name (fixed, or prefix + i), hostname label and strategies
@@ -181,6 +210,10 @@ pod_info_ptr make_pod(const pod_template& t, size_t i);
 // op's first pod): names as described at the top of the file.
 result<pod_with_volumes> make_pod_with_volumes(const pod_template& t, const pod_volume_templates& v,
                                                size_t pod_number, size_t index);
+
+// Pod number `pod_number` of a template, member of gang `index / g.size` of the op (index: the
+// pod's position in its op, from 0): the group set in both the API object and the compiled pod.
+pod_info_ptr make_gang_pod(const pod_template& t, const gang_spec& g, size_t pod_number, size_t index);
 
 result<workload> load_workload(const std::string& path);
 

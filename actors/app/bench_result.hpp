@@ -49,6 +49,14 @@ struct bench_result {
   std::vector<double> latencies_ms;  // sorted ascending
   percentiles latency_ms;
 
+  // Gangs (createPods ops with podGroup) among the measured pods; all zero without them.
+  size_t gangs = 0;              // measured gangs
+  size_t gangs_bound = 0;        // of which at least minCount members bound
+  double gangs_per_second = 0;   // gangs_bound / measured_seconds
+  // Per bound gang: its last member created -> its last member bound, milliseconds.
+  std::vector<double> gang_latencies_ms;  // sorted ascending
+  percentiles gang_latency_ms;
+
   // The same pods over the same snapshot, one plain loop, no actors (one core).
   double raw_pods_per_second = 0;
   double efficiency = 0;  // throughput.avg / raw_pods_per_second
