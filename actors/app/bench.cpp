@@ -13,6 +13,7 @@
 #include <thread>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>
@@ -499,6 +500,7 @@ private:
           keys.reserve(pods.size());
           for (auto& p : pods) keys.push_back(p->key());
           if (!op.skip_wait) self->send(watcher_, wait_atom::value, keys);
+          else unawaited_.insert(unawaited_.end(), keys.begin(), keys.end());
           int64_t t = now_ns(origin_);
           if (op.collect_metrics && measure_start_ < 0) measure_start_ = t;
           for (size_t i = 0; i < pods.size(); ++i) {
@@ -521,6 +523,8 @@ private:
           churners_.push_back(spawn_churn(sys, cluster_, op));
           break;
         case workload_opcode::barrier:
+          // Every pod created so far, skipWaitToCompletion ones too (as scheduler_perf's barrier).
+          if (!unawaited_.empty()) self->send(watcher_, wait_atom::value, std::exchange(unawaited_, {}));
           if (!wait_for_bound(self)) stalled_ = true;
           if (died()) return actor_died_exit_code;
           break;
@@ -760,6 +764,7 @@ private:
   std::vector<pod_info_ptr> init_, measured_, init_bound_;
   std::unordered_map<std::string, int64_t> created_at_;
   std::vector<gang_record> gangs_;
+  std::vector<std::string> unawaited_;  // skipWaitToCompletion pods since the last barrier
   cluster_objects_ptr objects_;
   size_t pod_counter_ = 0;
   int64_t measure_start_ = -1;

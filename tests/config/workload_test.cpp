@@ -61,6 +61,11 @@ const std::vector<shipped_case>& shipped() {
     {"scale-15000.yaml", "Scale15000Nodes", 15000, 3000, 100000, 0},
     {"ci-small.yaml", "CISmall", 100, 50, 500, 0},
     {"churn-soak.yaml", "ChurnSoak", 5000, 0, 100000, 0},
+    {"gang-scheduling.yaml", "GangScheduling", 5000, 1000, 10240, 0},
+    {"gang-scheduling-topology.yaml", "GangSchedulingTopology", 5000, 1000, 10240, 0},
+    {"gang-baseline-plain.yaml", "GangBaselinePlain", 5000, 1000, 10240, 0},
+    {"gang-mixed-fill.yaml", "GangMixedFill", 5000, 0, 18000, 0},
+    {"gang-mixed-fill-baseline.yaml", "GangMixedFillBaseline", 5000, 0, 18000, 0},
   };
   return cases;
 }
