@@ -7,7 +7,10 @@
 
 #include <gtest/gtest.h>
 
+#include "cache/scheduler_cache.hpp"
 #include "messages/k8s/core.pb.h"
+#include "messages/k8s/coscheduling.pb.h"
+#include "messages/k8s/scheduling.pb.h"
 #include "messages/k8s/storage.pb.h"
 #include "tests/plugins/fixtures.hpp"
 
@@ -129,6 +132,158 @@ TEST_F(VolumeInvariants, InTreeVolumesOnANodeWithoutCsiNodeAreNotCounted) {
   bound_pair("one", "pv-1", "awsElasticBlockStore: {volumeID: vol-1}");
   bound_pair("two", "pv-2", "awsElasticBlockStore: {volumeID: vol-2}");
   EXPECT_TRUE(violations({pod("p1", "node-b", claim_volume("one")), pod("p2", "node-b", claim_volume("two"))}).empty());
+}
+
+// --- gangs -------------------------------------------------------------------------------------
+
+class GangInvariants : public ::testing::Test {
+protected:
+  // A v1beta1 gang ns/<name> of minCount `min`, with these topology keys.
+  void gang(const std::string& name, int min, const std::vector<std::string>& keys = {}) {
+    std::string topo;
+    for (auto& k : keys) topo += std::string(topo.empty() ? "" : ", ") + "{key: " + k + "}";
+    auto g = compile_pod_group(*decode<k8s::scheduling::PodGroup>(
+      "metadata: {name: " + name + ", namespace: ns}\nspec:\n  schedulingPolicy: {gang: {minCount: " +
+      std::to_string(min) + "}}\n" + (keys.empty() ? "" : "  schedulingConstraints: {topology: [" + topo + "]}\n")));
+    ASSERT_TRUE(g) << g.err().message;
+    objs_.pod_groups[pod_group_key(**g)] = *g;
+  }
+  // Member `name` of v1beta1 group `group`, on `node_name` ("" = not bound).
+  static pod_info_ptr member(const std::string& name, const std::string& group, const std::string& node_name) {
+    auto p = compile_pod(decode<k8s::core::Pod>("metadata: {name: " + name + ", namespace: ns}\nspec:\n"
+                                                "  schedulingGroup: {podGroupName: " + group + "}\n"
+                                                "  containers: [{name: c, image: i}]\n"));
+    if (!p) ADD_FAILURE() << p.err().message;
+    return node_name.empty() ? *p : with_node_name(**p, node_name);
+  }
+  std::vector<std::string> violations(const std::vector<pod_info_ptr>& pods) {
+    auto rep = check_placement(nodes_, pods, &objs_);
+    return rep.violations;
+  }
+  std::vector<node_info_ptr> nodes_ = {node("a1", "zone-a"), node("a2", "zone-a"), node("b1", "zone-b"), unlabelled()};
+  cluster_objects objs_;
+
+private:
+  static node_info_ptr unlabelled() {
+    auto n = compile_node(decode<k8s::core::Node>("metadata: {name: bare}\nstatus: {capacity: {cpu: '4', memory: 32Gi, "
+                                                  "pods: '110'}}\n"));
+    if (!n) ADD_FAILURE() << n.err().message;
+    return *n;
+  }
+};
+
+TEST_F(GangInvariants, WholeOrNoneHold) {
+  gang("whole", 2);
+  gang("none", 2);
+  EXPECT_TRUE(violations({member("w1", "whole", "a1"), member("w2", "whole", "b1"), member("n1", "none", ""),
+                          member("n2", "none", "")})
+                .empty());
+}
+
+TEST_F(GangInvariants, PartlyBoundGangIsAViolation) {
+  gang("train", 3);
+  auto v = violations({member("t1", "train", "a1"), member("t2", "train", "a2"), member("t3", "train", "")});
+  ASSERT_EQ(v.size(), 1u) << ::testing::PrintToString(v);
+  EXPECT_EQ(v[0], "pod group ns/train is partly bound: 2 members bound, minCount 3");
+}
+
+TEST_F(GangInvariants, MinCountBelowSizeAllowsStragglersUnbound) {
+  gang("train", 2);
+  EXPECT_TRUE(violations({member("t1", "train", "a1"), member("t2", "train", "a2"), member("t3", "train", "")}).empty());
+}
+
+TEST_F(GangInvariants, CoschedulingGangsAreCheckedToo) {
+  auto g = compile_pod_group(*decode<k8s::coscheduling::PodGroup>("metadata: {name: cg, namespace: ns}\nspec: {minMember: 2}\n"));
+  ASSERT_TRUE(g) << g.err().message;
+  objs_.pod_groups[pod_group_key(**g)] = *g;
+  auto p = compile_pod(decode<k8s::core::Pod>("metadata: {name: c1, namespace: ns, labels: {scheduling.x-k8s.io/pod-group: cg}}\n"
+                                              "spec: {containers: [{name: c, image: i}]}\n"));
+  ASSERT_TRUE(p) << p.err().message;
+  auto v = violations({with_node_name(**p, "a1")});
+  ASSERT_EQ(v.size(), 1u) << ::testing::PrintToString(v);
+  EXPECT_EQ(v[0], "pod group ns/cg is partly bound: 1 members bound, minCount 2");
+}
+
+TEST_F(GangInvariants, BasicPolicyGroupIsNoGang) {
+  auto g = compile_pod_group(*decode<k8s::scheduling::PodGroup>(
+    "metadata: {name: loose, namespace: ns}\nspec: {schedulingPolicy: {basic: {}}}\n"));
+  ASSERT_TRUE(g) << g.err().message;
+  objs_.pod_groups[pod_group_key(**g)] = *g;
+  EXPECT_TRUE(violations({member("l1", "loose", "a1"), member("l2", "loose", "")}).empty());
+}
+
+TEST_F(GangInvariants, TopologyKeyHoldsInOneDomain) {
+  gang("zoned", 2, {"zone"});
+  EXPECT_TRUE(violations({member("z1", "zoned", "a1"), member("z2", "zoned", "a2")}).empty());
+}
+
+TEST_F(GangInvariants, TopologyKeyAcrossDomainsIsAViolation) {
+  gang("zoned", 3, {"zone"});
+  auto v = violations({member("z1", "zoned", "a1"), member("z2", "zoned", "a2"), member("z3", "zoned", "b1")});
+  ASSERT_EQ(v.size(), 1u) << ::testing::PrintToString(v);
+  EXPECT_EQ(v[0], "pod group ns/zoned spans 2 domains of zone (zone-a: 2, zone-b: 1)");
+}
+
+TEST_F(GangInvariants, NodeWithoutTheKeyIsInNoDomain) {
+  gang("zoned", 1, {"zone"});
+  auto v = violations({member("z1", "zoned", "bare")});
+  ASSERT_EQ(v.size(), 1u) << ::testing::PrintToString(v);
+  EXPECT_EQ(v[0], "pod group ns/zoned spans 1 domains of zone (<no zone label>: 1)");
+}
+
+TEST_F(GangInvariants, WithoutObjectsNoGangCheck) {
+  gang("train", 3);
+  auto rep = check_placement(nodes_, {member("t1", "train", "a1")}, nullptr);
+  EXPECT_TRUE(rep.violations.empty());
+}
+
+// --- nothing reserved after the run --------------------------------------------------------------
+
+class ReservedInvariant : public ::testing::Test {
+protected:
+  ReservedInvariant() {
+    for (auto& n : {node("a1", "zone-a"), node("b1", "zone-b")}) cache_.add_or_update_node(std::make_shared<node_info>(*n));
+  }
+  static pod_info_ptr plain(const std::string& name, const std::string& node_name = "") {
+    auto p = compile_pod(decode<k8s::core::Pod>("metadata: {name: " + name + ", namespace: ns, uid: " + name +
+                                                "}\nspec: {containers: [{name: c, image: i}]}\n"));
+    if (!p) ADD_FAILURE() << p.err().message;
+    return node_name.empty() ? *p : with_node_name(**p, node_name);
+  }
+  invariant_report check(const std::vector<pod_info_ptr>& cluster_pods) {
+    return check_nothing_reserved(*cache_.current(), cluster_pods);
+  }
+  scheduler_cache cache_;
+};
+
+TEST_F(ReservedInvariant, BoundAndConfirmedPodsHold) {
+  auto bound = plain("p1", "a1");
+  ASSERT_TRUE(cache_.add_pod(bound));
+  // Assumed, and the cluster has bound it where it was assumed (the cache has not seen it yet).
+  ASSERT_TRUE(cache_.assume_pod(plain("p2"), "b1"));
+  auto rep = check({bound, plain("p2", "b1")});
+  EXPECT_TRUE(rep.violations.empty()) << ::testing::PrintToString(rep.violations);
+  EXPECT_EQ(rep.checks, 2u);
+}
+
+TEST_F(ReservedInvariant, AssumedButNotBoundIsAViolation) {
+  // A pod waiting at Permit: assumed on its node, never bound.
+  ASSERT_TRUE(cache_.assume_pod(plain("waiting"), "a1"));
+  auto rep = check({plain("waiting")});
+  ASSERT_EQ(rep.violations.size(), 1u);
+  EXPECT_EQ(rep.violations[0], "ns/waiting is still reserved on a1 by the scheduler cache but not bound");
+}
+
+TEST_F(ReservedInvariant, AssumedOnOneNodeBoundOnAnotherIsAViolation) {
+  ASSERT_TRUE(cache_.assume_pod(plain("moved"), "a1"));
+  auto rep = check({plain("moved", "b1")});
+  ASSERT_EQ(rep.violations.size(), 1u);
+  EXPECT_EQ(rep.violations[0], "ns/moved is still reserved on a1 by the scheduler cache but bound to b1");
+}
+
+TEST_F(ReservedInvariant, DeletedPodTheCacheStillHoldsIsNotAReservation) {
+  ASSERT_TRUE(cache_.add_pod(plain("victim", "a1")));
+  EXPECT_TRUE(check({}).violations.empty());
 }
 
 }  // namespace
