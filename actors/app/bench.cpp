@@ -622,7 +622,10 @@ private:
     // event recorder. Wait until the queue is quiescent (every binding cycle reported done, after its
     // outcome went to the recorder), then ask the recorder (whose Events reach the cluster before its
     // reply does), and only then the cluster: otherwise Events still in flight go uncounted.
-    if (await_reply(self, sched.wiring->queue, [](queue_stats) {}, fail, done_atom::value)) return actor_died_exit_code;
+    // After a stall the queue may never be quiescent (gang members waiting at Permit hold their
+    // cycles for the group's timeout, 5 minutes by default): report the state as it is instead.
+    if (!stalled_ && await_reply(self, sched.wiring->queue, [](queue_stats) {}, fail, done_atom::value))
+      return actor_died_exit_code;
     std::vector<pod_outcome> outcomes;
     self->request(sched.wiring->recorder, caf::infinite, outcomes_atom::value)
       .receive([&](std::vector<pod_outcome>& o) { outcomes = std::move(o); }, fail);
