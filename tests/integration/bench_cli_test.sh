@@ -18,6 +18,10 @@ run-malloc-tuned
 run-malloc-user-tunables
 run-volumes-csi
 run-volumes-migrated
+run-gangs
+run-gangs-table
+bad-workload-gang-size
+bad-gangs-through-kubeconfig
 bad-missing-workload
 bad-workload-unknown-field
 bad-workload-pv-template
@@ -143,6 +147,45 @@ assert r["rawPodsPerSecond"] > 0, r["rawPodsPerSecond"]
 assert r["events"]["Scheduled"] >= measured, r["events"]
 PY
     ;;
+  run-gangs)
+    # Gangs of both PodGroup APIs among plain pods (tests/fixtures/workloads/gang-small.yaml): every
+    # gang bound whole, gangs/s and the gang latency reported, no invariant violated (no gang partly
+    # bound, nothing left reserved in the cache).
+    run --workload "$root/tests/fixtures/workloads/gang-small.yaml" --output json --quiet
+    [ "$rc" -eq 0 ] || { show; fail "exit code $rc, want 0"; }
+    python3 - "$tmp/out" <<'PY' || { show; fail "bad gang workload result"; }
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert (r["workload"], r["nodes"], r["initPods"], r["measuredPods"]) == ("GangSmall", 100, 50, 220), r["workload"]
+assert r["scheduled"] == 220 and r["unschedulable"] == 0 and not r["stalled"], (r["scheduled"], r["unschedulable"])
+g = r["gangs"]
+assert (g["measured"], g["bound"]) == (20, 20), g
+assert g["gangsPerSecond"] > 0, g
+lat = g["lastCreatedToLastBoundMs"]
+assert lat["samples"] == 20 and 0 < lat["p50"] <= lat["p99"] <= lat["max"], lat
+assert r["invariants"]["violations"] == [], r["invariants"]
+assert r["invariants"]["checks"] > 0, r["invariants"]
+PY
+    ;;
+  run-gangs-table)
+    run --workload "$root/tests/fixtures/workloads/gang-small.yaml" --output table --quiet
+    [ "$rc" -eq 0 ] || { show; fail "exit code $rc, want 0"; }
+    for w in "gangs               20/20 bound" "gang latency (ms)" "0 violations"; do
+      grep -qF -- "$w" "$tmp/out" || { show; fail "table does not show: $w"; }
+    done
+    # A workload without gangs prints no gang lines.
+    run --workload "$ci" --output table --quiet
+    ! grep -qF "gang" "$tmp/out" || { show; fail "a workload without gangs shows gang lines"; } ;;
+  bad-workload-gang-size)
+    t=$workloads/templates
+    printf 'name: X\nops:\n- {opcode: createNodes, count: 1, nodeTemplatePath: %s}\n- {opcode: createPods, count: 10, podTemplatePath: %s, podGroup: {size: 4}, collectMetrics: true}\n' \
+      "$t/node-default.yaml" "$t/pod-default.yaml" >"$tmp/w.yaml"
+    bad "$tmp/w.yaml: ops[1].podGroup.size: must divide the op's count (10)" -- --workload "$tmp/w.yaml" --quiet ;;
+  bad-gangs-through-kubeconfig)
+    # api_cluster does not create PodGroups: refused before anything connects.
+    printf 'apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]\ncontexts: [{name: c, context: {cluster: c, user: u}}]\ncurrent-context: c\nusers: [{name: u, user: {}}]\n' >"$tmp/kubeconfig"
+    bad "gang-small.yaml: bench --kubeconfig does not create PodGroups through the API yet" -- \
+      --workload "$root/tests/fixtures/workloads/gang-small.yaml" --kubeconfig "$tmp/kubeconfig" --quiet ;;
   bad-missing-workload)
     bad "$tmp/absent.yaml" "cannot read the file" -- --workload "$tmp/absent.yaml" --quiet ;;
   bad-workload-unknown-field)
