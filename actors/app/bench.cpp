@@ -303,7 +303,7 @@ void print_json(const bench_result& r) {
   if (r.gangs > 0) {
     w.key("gangs").begin_object();
     w.key("measured").value(i64(r.gangs)).key("bound").value(i64(r.gangs_bound));
-    w.key("gangsPerSecond").value(r.gangs_per_second);
+    w.key("gangsPerSecond").value(r.gangs_per_second).key("gangPodsPerSecond").value(r.gang_pods_per_second);
     pct("lastCreatedToLastBoundMs", r.gang_latency_ms);
     w.end_object();
   }
@@ -347,7 +347,8 @@ void print_table(const bench_result& r) {
   std::printf("latency (ms)        p50 %.1f  p90 %.1f  p95 %.1f  p99 %.1f  max %.1f\n", r.latency_ms.p50,
               r.latency_ms.p90, r.latency_ms.p95, r.latency_ms.p99, r.latency_ms.max);
   if (r.gangs > 0) {
-    std::printf("gangs               %zu/%zu bound, %.1f gangs/s\n", r.gangs_bound, r.gangs, r.gangs_per_second);
+    std::printf("gangs               %zu/%zu bound, %.1f gangs/s, gang pods %.0f pods/s\n", r.gangs_bound, r.gangs,
+                r.gangs_per_second, r.gang_pods_per_second);
     std::printf("gang latency (ms)   p50 %.1f  p99 %.1f  max %.1f  (last member created -> last member bound)\n",
                 r.gang_latency_ms.p50, r.gang_latency_ms.p99, r.gang_latency_ms.max);
   }
@@ -680,7 +681,15 @@ private:
     // Gangs: bound when minCount members are; the latency runs from the last member's creation to
     // the last bound member's binding.
     r_.gangs = gangs_.size();
+    int64_t gang_first_created = -1, gang_last_bound = -1;
+    size_t gang_pods_bound = 0;
     for (auto& g : gangs_) {
+      for (auto& m : g.members) {
+        int64_t c = created_at_[m];
+        if (gang_first_created < 0 || c < gang_first_created) gang_first_created = c;
+        if (auto it = log->bound_at.find(m); it != log->bound_at.end())
+          ++gang_pods_bound, gang_last_bound = std::max(gang_last_bound, it->second);
+      }
       int64_t created = -1, last_bound = -1;
       size_t bound_members = 0;
       for (auto& m : g.members) {
@@ -695,6 +704,9 @@ private:
       r_.gang_latencies_ms.push_back(static_cast<double>(last_bound - created) / 1e6);
     }
     r_.gang_latency_ms = summarize(r_.gang_latencies_ms);
+    if (gang_last_bound > gang_first_created && gang_first_created >= 0)
+      r_.gang_pods_per_second =
+        static_cast<double>(gang_pods_bound) * 1e9 / static_cast<double>(gang_last_bound - gang_first_created);
     r_.gangs_per_second = r_.measured_seconds > 0 ? static_cast<double>(r_.gangs_bound) / r_.measured_seconds : 0;
 
     std::unordered_map<std::string, const pod_outcome*> outcome_of;

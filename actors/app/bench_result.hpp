@@ -53,6 +53,9 @@ struct bench_result {
   size_t gangs = 0;              // measured gangs
   size_t gangs_bound = 0;        // of which at least minCount members bound
   double gangs_per_second = 0;   // gangs_bound / measured_seconds
+  // Gang members bound per second, from the first gang member created to the last one bound (with
+  // plain pods in the same phase, the gang pods' own rate).
+  double gang_pods_per_second = 0;
   // Per bound gang: its last member created -> its last member bound, milliseconds.
   std::vector<double> gang_latencies_ms;  // sorted ascending
   percentiles gang_latency_ms;

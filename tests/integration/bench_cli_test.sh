@@ -160,7 +160,7 @@ assert (r["workload"], r["nodes"], r["initPods"], r["measuredPods"]) == ("GangSm
 assert r["scheduled"] == 220 and r["unschedulable"] == 0 and not r["stalled"], (r["scheduled"], r["unschedulable"])
 g = r["gangs"]
 assert (g["measured"], g["bound"]) == (20, 20), g
-assert g["gangsPerSecond"] > 0, g
+assert g["gangsPerSecond"] > 0 and g["gangPodsPerSecond"] > 0, g
 lat = g["lastCreatedToLastBoundMs"]
 assert lat["samples"] == 20 and 0 < lat["p50"] <= lat["p99"] <= lat["max"], lat
 assert r["invariants"]["violations"] == [], r["invariants"]
