@@ -307,6 +307,12 @@ void print_json(const bench_result& r) {
     pct("lastCreatedToLastBoundMs", r.gang_latency_ms);
     w.end_object();
   }
+  w.key("measuredOps").begin_array();
+  for (auto& o : r.measured_ops) {
+    w.begin_object().key("op").value(i64(o.op)).key("pods").value(i64(o.pods)).key("bound").value(i64(o.bound));
+    w.key("gangSize").value(i64(o.gang_size)).key("podsPerSecond").value(o.pods_per_second).end_object();
+  }
+  w.end_array();
   w.key("threshold").value(r.threshold);
   w.key("ratioToThreshold").value(r.threshold > 0 ? r.throughput.avg / r.threshold : 0.0);
   w.key("rawPodsPerSecond").value(r.raw_pods_per_second).key("efficiency").value(r.efficiency);
@@ -351,6 +357,9 @@ void print_table(const bench_result& r) {
                 r.gangs_per_second, r.gang_pods_per_second);
     std::printf("gang latency (ms)   p50 %.1f  p99 %.1f  max %.1f  (last member created -> last member bound)\n",
                 r.gang_latency_ms.p50, r.gang_latency_ms.p99, r.gang_latency_ms.max);
+    for (auto& o : r.measured_ops)
+      std::printf("  ops[%zu]            %zu pods%s, %.0f pods/s (created -> last bound)\n", o.op, o.pods,
+                  o.gang_size ? (" in gangs of " + std::to_string(o.gang_size)).c_str() : " (plain)", o.pods_per_second);
   }
   std::printf("raw kernel          %.0f pods/s (one core, no actors); efficiency %.2f\n", r.raw_pods_per_second,
               r.efficiency);
@@ -485,6 +494,13 @@ private:
             pods.push_back(op.volumes ? with_volumes[i].pod
                            : op.gang  ? make_gang_pod(*op.pods, *op.gang, pod_counter_++, i)
                                       : make_pod(*op.pods, pod_counter_++));
+          if (op.collect_metrics) {
+            op_record rec;
+            rec.op = static_cast<size_t>(&op - wl_.ops.data());
+            rec.gang_size = op.gang ? op.gang->size : 0;
+            for (auto& p : pods) rec.members.push_back(p->key());
+            ops_.push_back(std::move(rec));
+          }
           if (op.gang) {
             // The op's PodGroups reach the cluster before its pods (the objects so far, with them).
             objects_ = op.objects;
@@ -704,6 +720,19 @@ private:
       r_.gang_latencies_ms.push_back(static_cast<double>(last_bound - created) / 1e6);
     }
     r_.gang_latency_ms = summarize(r_.gang_latencies_ms);
+    for (auto& o : ops_) {
+      bench_result::op_rate rate;
+      rate.op = o.op;
+      rate.pods = o.members.size();
+      rate.gang_size = o.gang_size;
+      int64_t created = -1, last = -1;
+      for (auto& m : o.members) {
+        created = created < 0 ? created_at_[m] : std::min(created, created_at_[m]);
+        if (auto it = log->bound_at.find(m); it != log->bound_at.end()) ++rate.bound, last = std::max(last, it->second);
+      }
+      if (last > created && created >= 0) rate.pods_per_second = static_cast<double>(rate.bound) * 1e9 / static_cast<double>(last - created);
+      r_.measured_ops.push_back(rate);
+    }
     if (gang_last_bound > gang_first_created && gang_first_created >= 0)
       r_.gang_pods_per_second =
         static_cast<double>(gang_pods_bound) * 1e9 / static_cast<double>(gang_last_bound - gang_first_created);
@@ -767,6 +796,12 @@ private:
     size_t min_count = 0;
   };
 
+  // A measured createPods op: its pods' keys (created at once).
+  struct op_record {
+    size_t op = 0, gang_size = 0;
+    std::vector<std::string> members;
+  };
+
   const bench_args& args_;
   workload wl_;
   scheduler_config cfg_;
@@ -779,6 +814,7 @@ private:
   std::vector<pod_info_ptr> init_, measured_, init_bound_;
   std::unordered_map<std::string, int64_t> created_at_;
   std::vector<gang_record> gangs_;
+  std::vector<op_record> ops_;
   std::vector<std::string> unawaited_;  // skipWaitToCompletion pods since the last barrier
   cluster_objects_ptr objects_;
   size_t pod_counter_ = 0;

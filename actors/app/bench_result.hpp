@@ -60,6 +60,16 @@ struct bench_result {
   std::vector<double> gang_latencies_ms;  // sorted ascending
   percentiles gang_latency_ms;
 
+  // Each measured createPods op: its pods bound per second from their creation to the last one
+  // bound, so a gang op can be set against the same op of a plain baseline.
+  struct op_rate {
+    size_t op = 0;          // index in the workload's ops
+    size_t pods = 0, bound = 0;
+    size_t gang_size = 0;   // 0: plain pods
+    double pods_per_second = 0;
+  };
+  std::vector<op_rate> measured_ops;
+
   // The same pods over the same snapshot, one plain loop, no actors (one core).
   double raw_pods_per_second = 0;
   double efficiency = 0;  // throughput.avg / raw_pods_per_second
