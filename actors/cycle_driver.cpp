@@ -8,6 +8,7 @@
 
 #include "actors/cycle_outcome.hpp"
 #include "actors/embedded_client.hpp"
+#include "plugins/gang_scheduling/gang_scheduling.hpp"
 #include "spdlog/spdlog.h"
 
 namespace kas {
@@ -128,10 +129,27 @@ struct driver_state {
   // kube's per-cycle draw for plugin_execution_duration_seconds (kept apart from `rng`, whose
   // sequence picks hosts and must not shift when metrics sampling changes).
   std::minstd_rand sample_rng{0x5eed};
+  // Gangs with a topology constraint: the domain the gang's members go to, chosen by the first
+  // member of an attempt to reach Reserve, and the domains an attempt failed in. The one driver sees
+  // every member's Reserve, so a member that chose another domain (its cycle started before the
+  // choice) is re-planned there.
+  struct gang_domain {
+    std::string domain;
+    std::shared_ptr<const std::vector<std::string>> tried = std::make_shared<const std::vector<std::string>>();
+  };
+  std::unordered_map<std::string, gang_domain> gang_domains;  // by pod_group_key
+
   std::shared_ptr<fw::cycle_state> new_cycle_state(const fw::queued_pod_info& q) {
     auto cs = std::make_shared<fw::cycle_state>();
     cs->record_plugin_metrics = obs::sample_plugin_metrics(sample_rng);
     cs->gang = q.gang.get();  // the queued pod, and so the ticket, outlives the cycle
+    if (q.gang && q.gang->group && !q.gang->group->topology_keys.empty()) {
+      auto it = gang_domains.find(q.gang->key);
+      if (it != gang_domains.end()) {
+        cs->gang_domain = it->second.domain;
+        cs->gang_tried = it->second.tried;
+      }
+    }
     return cs;
   }
   static inline const char* name = "cycle_driver";
@@ -197,6 +215,16 @@ std::string verdict_text(const fw::status& s) {
 }
 
 void report(self_ptr self, pod_cycle& pc, failure f) {
+  // A gang member failing in its domain: the gang's next attempt tries the other domains first.
+  if (pc.state && !pc.state->gang_domain.empty() && pc.queued->gang) {
+    auto it = self->state.gang_domains.find(pc.queued->gang->key);
+    if (it != self->state.gang_domains.end() && it->second.domain == pc.state->gang_domain) {
+      auto tried = std::make_shared<std::vector<std::string>>(*it->second.tried);
+      tried->push_back(it->second.domain);
+      it->second.tried = std::move(tried);
+      it->second.domain.clear();
+    }
+  }
   report_failure(self, *self->state.wiring, std::move(f));
   finish(self, pc);
 }
@@ -434,6 +462,9 @@ void dispatch_whole_pod(self_ptr self, pod_cycle& pc) {
   work->start = st.next_start;
   work->nominated = nomination_of(self, *pc.queued->pod);
   work->record_plugin_metrics = pc.state->record_plugin_metrics;
+  work->gang = pc.queued->gang;
+  work->gang_domain = pc.state->gang_domain;
+  work->gang_tried = pc.state->gang_tried;
   size_t n = pc.snap->size();
   pc.advanced = static_cast<size_t>(
     fw::num_feasible_nodes_to_find(pc.fwk->profile().percentage_of_nodes_to_score, static_cast<int64_t>(n)));
@@ -656,6 +687,20 @@ void after_score(self_ptr self, pod_cycle& pc) {
 void reserve(self_ptr self, pod_cycle& pc, uint32_t node_index) {
   auto& st = self->state;
   const node_info& node = pc.snap->node(node_index);
+  if (auto& t = pc.queued->gang; t && t->group && !t->group->topology_keys.empty()) {
+    auto& memo = st.gang_domains[t->key];
+    auto domain = plugins::topology_domain(*t->group, node);
+    if (memo.domain.empty()) {
+      memo.domain = domain;  // the first member of the attempt to get here chose the gang's domain
+    } else if (memo.domain != domain) {
+      // Planned before that choice (or from a batch of another attempt), it went elsewhere: plan
+      // it again, in the gang's domain.
+      st.conflicts++;
+      st.batch.clear();
+      await(self, pc, stage::snapshot, st.wiring->cache);
+      return request_snapshot(self, snapshot_waiter{{pc.id}, 0});
+    }
+  }
   assume_request req;
   req.cycle = pc.id;
   req.fwk = pc.fwk;

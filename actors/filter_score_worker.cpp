@@ -33,6 +33,9 @@ cycle_reply_ptr run_cycle_work(const cycle_work& w, std::mt19937_64& rng) {
   rep->state = std::make_shared<fw::cycle_state>();
   rep->state->set_snapshot(w.snap);
   rep->state->record_plugin_metrics = w.record_plugin_metrics;
+  rep->state->gang = w.gang.get();  // the driver's queued pod keeps the ticket alive
+  rep->state->gang_domain = w.gang_domain;
+  rep->state->gang_tried = w.gang_tried;
   rep->cycle = w.cycle;
   rep->res = fw::schedule_one(*w.fwk, *rep->state, *w.pod, *w.snap, w.start, rng, w.ranked ? &rep->ranked : nullptr,
                               w.nominated);

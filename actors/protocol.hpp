@@ -244,6 +244,10 @@ struct cycle_work {
   std::string nominated;  // the pod's nominated node, evaluated first
   bool ranked = false;    // also return the other feasible nodes by descending score (batching)
   bool record_plugin_metrics = false;  // the driver's per-cycle sampling verdict
+  // The gang fields of the driver's cycle state (fw::cycle_state::gang, gang_domain, gang_tried).
+  std::shared_ptr<const fw::gang_ticket> gang;
+  std::string gang_domain;
+  std::shared_ptr<const std::vector<std::string>> gang_tried;
 };
 using cycle_work_ptr = std::shared_ptr<const cycle_work>;
 

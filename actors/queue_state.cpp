@@ -271,7 +271,9 @@ void queue_state::add_unschedulable(const fw::queued_pod_info& info, uint64_t cy
   bool moved = is_error;
   for (auto& e : events_) {
     if (moved) break;
-    if (e.seq > since && pod_wants_event(*q, e.ev, e.objs)) moved = true;
+    if (e.seq > since && (e.except_group.empty() || e.except_group != q->pod->group_key) &&
+        pod_wants_event(*q, e.ev, e.objs))
+      moved = true;
   }
   prune_event_log();
   if (moved) {
@@ -283,6 +285,30 @@ void queue_state::add_unschedulable(const fw::queued_pod_info& info, uint64_t cy
     incoming(queue_location::unschedulable, "ScheduleAttemptFailure");
   }
   if (!failed_gang.empty() && !moved) park_gang(failed_gang, *q);
+}
+
+void queue_state::park_stuck_gangs() {
+  std::vector<std::string> stuck;
+  for (auto& [key, n] : active_members_) {
+    const pod_group* g = groups_.group(key);
+    if (!g || !g->gang || key == turn_.key) continue;
+    auto flying = flying_members_.find(key);
+    size_t ready = n + (flying == flying_members_.end() ? 0 : flying->second) + groups_.bound(key)->size();
+    if (ready < static_cast<size_t>(g->min_count)) stuck.push_back(key);
+  }
+  for (auto& key : stuck) {
+    std::vector<active_entry> members;
+    for (auto& e : active_)
+      if (e.first->pod->group_key == key) members.push_back(e);
+    for (auto& e : members) {
+      active_.erase(e);
+      active_index_.erase(e.first->pod->uid);
+      count_active(*e.first->pod, -1);
+      unschedulable_[e.first->pod->uid] = e.first;
+      location_[e.first->pod->uid] = queue_location::unschedulable;
+      incoming(queue_location::unschedulable, "ScheduleAttemptFailure");
+    }
+  }
 }
 
 void queue_state::park_gang(const std::string& key, const fw::queued_pod_info& failed) {
@@ -396,7 +422,8 @@ bool queue_state::pod_wants_event(const fw::queued_pod_info& p, const fw::cluste
 void queue_state::on_event(const fw::cluster_event& ev, const fw::event_objects& objs,
                            std::shared_ptr<const void> keepalive, clock::time_point now,
                            std::string_view except_uid, std::string_view except_group) {
-  if (!in_flight_.empty()) events_.push_back(logged_event{++event_seq_, ev, objs, std::move(keepalive)});
+  if (!in_flight_.empty())
+    events_.push_back(logged_event{++event_seq_, ev, objs, std::move(keepalive), std::string(except_group)});
   std::vector<qpod> moved;
   for (auto it = unschedulable_.begin(); it != unschedulable_.end();) {
     if (it->first != except_uid && (except_group.empty() || it->second->pod->group_key != except_group) &&

@@ -97,6 +97,10 @@ public:
   void gang_admitted(const std::string& key, uint64_t round);
   // The gang whose turn it is ("" when none).
   const std::string& gang_turn() const { return turn_.key; }
+  // Gangs whose members in activeQ cannot start a turn (fewer than minCount ready) go to the
+  // unschedulable pool, rejected as they were, until an event brings them back: activeQ holds only
+  // pods that pop can hand out. The parked pods are reported by take_parked().
+  void park_stuck_gangs();
 
   // A cluster event: moves pods from the unschedulable pool (and gated) whose rejecting plugins
   // registered for it and whose hints say Queue. `except_uid`, and the pods of `except_group`,
@@ -189,6 +193,7 @@ private:
     fw::cluster_event ev;
     fw::event_objects objs;
     std::shared_ptr<const void> keepalive;
+    std::string except_group;  // the pods of this gang do not count it (on_event's except_group)
   };
 
   void push_active(qpod p, std::string_view event);

@@ -94,6 +94,7 @@ void serve_waiting(self_ptr self) {
   if (st.opts.skip_idle_backoff && st.q->active_size() == 0 && st.q->in_flight_size() == 0 &&
       st.q->backoff_size() > 0)
     st.q->flush_backoff_now(st.opts.idle_retry_limit);
+  st.q->park_stuck_gangs();
   while (!st.waiting.empty() && st.q->can_pop()) {
     auto [rp, n] = st.waiting.front();
     st.waiting.erase(st.waiting.begin());

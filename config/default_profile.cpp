@@ -68,7 +68,7 @@ const std::vector<multi_point_plugin>& default_multi_point() {
     // DynamicResources goes here when it is implemented.
     // GangScheduling (PodGroups, KEP-4671): before DefaultPreemption, as upstream places the
     // plugins a PostFilter should not pre-empt for. Only pods of a gang PodGroup are affected.
-    {"GangScheduling", 0, pre_enqueue | permit},
+    {"GangScheduling", 0, pre_enqueue | pre_filter | filter | permit},
     {"DefaultPreemption", 0, pre_enqueue | post_filter},
     {"NodeResourcesBalancedAllocation", 1, pre_score | score},
     // ImageLocality is Score-only upstream. Its PreScore here is a pure precomputation (each pod

@@ -122,6 +122,11 @@ void default_preemption::prepare_candidate(const preemption_candidate& c, const 
 fw::status default_preemption::post_filter(fw::cycle_state& state, const pod_info& pod, const snapshot& snap,
                                            const fw::node_to_status& filtered, const fw::framework_ops& fwk,
                                            fw::post_filter_result& result) const {
+  // 0) A member of a gang does not preempt on its own: its victims would be evicted even when the
+  // rest of its gang cannot fit, and the gang then fails anyway (whole-group preemption is not
+  // built yet).
+  if (state.gang && state.gang->group && state.gang->group->gang)
+    return with_prefix(fw::code::unschedulable, "not attempted for a member of a gang pod group");
   // 1) Eligibility.
   if (auto msg = pod_eligible_to_preempt_others(pod, snap, filtered); !msg.empty())
     return with_prefix(fw::code::unschedulable, msg);

@@ -38,6 +38,9 @@ cycle_state cycle_state::clone() const {
   out.skip_score_mask = skip_score_mask;
   out.record_plugin_metrics = record_plugin_metrics;
   out.assumed_storage = assumed_storage;
+  out.gang = gang;
+  out.gang_domain = gang_domain;
+  out.gang_tried = gang_tried;
   out.snapshot_ = snapshot_;
   return out;
 }

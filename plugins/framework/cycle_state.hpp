@@ -65,6 +65,12 @@ public:
   // The gang attempt this pod is part of (the queued pod's ticket, which outlives the cycle), or
   // null. GangScheduling's Permit reads it.
   const gang_ticket* gang = nullptr;
+  // A gang with a topology constraint: the domain its members go to (the values of the group's
+  // topology keys, joined by '\x1f'), set by the cycle driver when an earlier member of the round
+  // chose it, else by GangScheduling's PreFilter; and the domains the gang failed in before, which
+  // PreFilter tries last.
+  std::string gang_domain;
+  std::shared_ptr<const std::vector<std::string>> gang_tried;
 
 private:
   state_data* read_slow(std::string_view key) const;

@@ -4,6 +4,11 @@
 //   - PreEnqueue holds a member until its PodGroup exists and at least minCount of its pods do
 //     (kube's messages: "waiting for pod's pod group %q to appear in scheduling queue", "waiting
 //     for minCount pods from a gang to appear in scheduling queue").
+//   - PreFilter and Filter, for a group with schedulingConstraints.topology: every member lands
+//     in one domain of the keys (one zone, one rack). The first member of an attempt picks the
+//     domain with the most room for the members still to place, skipping domains the gang failed
+//     in before while another fits; the cycle driver keeps that choice for the attempt's other
+//     members. A gang no single domain has room for fails with a message that says so.
 //   - Permit makes every member Wait ("waiting for minCount pods from a gang to be scheduled"),
 //     for the group's scheduleTimeoutSeconds, or kube's 5 minutes. The permit coordinator counts
 //     the members holding reservations and admits the whole gang at once when minCount is
@@ -24,24 +29,39 @@
 
 namespace kas::plugins {
 
-class gang_scheduling final : public fw::pre_enqueue_plugin, public fw::permit_plugin, public fw::enqueue_extensions {
+class gang_scheduling final : public fw::pre_enqueue_plugin,
+                              public fw::pre_filter_plugin,
+                              public fw::filter_plugin,
+                              public fw::permit_plugin,
+                              public fw::enqueue_extensions,
+                              public fw::sign_plugin {
 public:
   static constexpr std::string_view plugin_name = "GangScheduling";
   // kube's permitTimeoutDuration: how long a member waits when its group sets no timeout.
   static constexpr std::chrono::minutes default_timeout{5};
   static constexpr const char* wait_message = "waiting for minCount pods from a gang to be scheduled";
+  static constexpr const char* wrong_domain = "node(s) didn't match the pod group's topology domain";
   static result<std::shared_ptr<fw::plugin>> make(const YAML::Node& args, const std::string& path,
                                                   const fw::handle& h);
 
   std::string_view name() const override { return plugin_name; }
   fw::status pre_enqueue(const pod_info& pod, const fw::group_directory& groups) const override;
+  fw::status pre_filter(fw::cycle_state& state, const pod_info& pod, const snapshot& snap,
+                        fw::pre_filter_result& result) const override;
+  fw::status filter(const fw::cycle_state& state, const pod_info& pod, const node_info& node) const override;
   fw::status permit(fw::cycle_state& state, const pod_info& pod, const std::string& node,
                     std::chrono::milliseconds& timeout) const override;
   std::vector<fw::cluster_event_with_hint> events_to_register() const override;
+  // Members of one group batch only with each other.
+  bool sign_pod(const pod_info& pod, std::string& out) const override;
 };
 
 // The message every member of a gang that could not be placed whole reports, e.g.
 // "pod group team-a/train-1: 6/8 members could be placed (minCount 8)".
 std::string gang_failure_message(const pod_group& g, size_t placed, size_t members);
+
+// A node's domain for the group's topology keys (their values joined by '\x1f'); empty when the
+// node lacks one of the keys.
+std::string topology_domain(const pod_group& g, const node_info& node);
 
 }  // namespace kas::plugins

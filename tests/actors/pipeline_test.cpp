@@ -387,6 +387,79 @@ TEST_P(CompetingGangsTest, OneGangWholeTheOtherWhollyPending) {
 INSTANTIATE_TEST_SUITE_P(Depth, CompetingGangsTest, ::testing::Values(1u, 16u),
                          [](const ::testing::TestParamInfo<uint32_t>& i) { return "depth" + std::to_string(i.param); });
 
+// A gang with a topology constraint lands whole in one zone: the one with room for all its members,
+// although the first members' cycles may start before any choice (depth 16). A gang no single zone
+// has room for stays wholly pending, saying so.
+struct topology_env {
+  pipeline_env env;
+  std::shared_ptr<cluster_objects> objs = std::make_shared<cluster_objects>();
+  void zone(const std::string& z, int nodes) {
+    for (int i = 0; i < nodes; ++i) {
+      node_spec n = node(z + "-" + std::to_string(i), "4", "8Gi");
+      n.labels = {{"topology.kubernetes.io/zone", z}};
+      env.add_node(make_node(n));
+    }
+  }
+  void gang(const std::string& name, int size, const std::string& cpu) {
+    auto g = std::make_shared<pod_group>();
+    g->api = pod_group_api::coscheduling;
+    g->ns = "default";
+    g->name = name;
+    g->gang = true;
+    g->min_count = size;
+    g->topology_keys = {"topology.kubernetes.io/zone"};
+    objs->pod_groups[pod_group_key(*g)] = g;
+    for (int i = 0; i < size; ++i) {
+      pod_spec ps = pod(name + "-" + std::to_string(i), cpu, "1Gi");
+      ps.labels = {{coscheduling_pod_group_label, name}};
+      env.add_pod(make_pod(ps));
+    }
+  }
+  bool run(uint32_t depth) {
+    caf::anon_send(env.cluster(), create_atom::value, cluster_objects_ptr(objs));
+    scheduler_options opts;
+    opts.skip_idle_backoff = true;
+    opts.runtime.pipeline_depth = depth;
+    return env.start(opts) && env.wait_quiescent();
+  }
+};
+
+class GangTopologyTest : public ::testing::TestWithParam<uint32_t> {};
+
+TEST_P(GangTopologyTest, AGangLandsWholeInTheZoneWithRoomForIt) {
+  topology_env t;
+  t.zone("a", 2);  // room for 4 pods of 2 cpu
+  t.zone("b", 4);  // room for 8
+  t.zone("c", 1);  // room for 2
+  t.gang("train", 8, "2");
+  ASSERT_TRUE(t.run(GetParam()));
+  t.env.expect_invariants();
+  auto outs = t.env.outcomes();
+  EXPECT_EQ(count_status(outs, "Scheduled"), 8u);
+  for (auto& [uid, o] : outs)
+    if (o.status == "Scheduled") EXPECT_EQ(o.node.substr(0, 2), "b-") << o.name << " on " << o.node;
+}
+
+TEST_P(GangTopologyTest, AGangNoSingleZoneFitsStaysWhollyPending) {
+  topology_env t;
+  t.zone("a", 2);  // room for 4
+  t.zone("b", 2);  // room for 4: 8 fit in the cluster, but in no single zone
+  t.gang("train", 8, "2");
+  ASSERT_TRUE(t.run(GetParam()));
+  t.env.expect_invariants();
+  auto outs = t.env.outcomes();
+  EXPECT_EQ(count_status(outs, "Scheduled"), 0u);
+  size_t says_so = 0;
+  for (auto& [uid, o] : outs) {
+    EXPECT_NE(o.message.find("pod group default/train"), std::string::npos) << o.name << ": " << o.message;
+    says_so += o.message.find("no single topology.kubernetes.io/zone domain has room for 8 members") != std::string::npos;
+  }
+  EXPECT_GT(says_so, 0u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Depth, GangTopologyTest, ::testing::Values(1u, 16u),
+                         [](const ::testing::TestParamInfo<uint32_t>& i) { return "depth" + std::to_string(i.param); });
+
 // --- fault injection: a flaky binder -------------------------------------------------------------
 
 // Fails every `period`-th bind with an Error and Skips otherwise, so DefaultBinder binds the rest.

@@ -32,10 +32,10 @@ TEST(DefaultProfile, MatchesKubeOrderAndWeights) {
   EXPECT_EQ(p.pre_enqueue, (v{"SchedulingGates", "GangScheduling", "DefaultPreemption"}));
   EXPECT_EQ(p.queue_sort, (v{"PrioritySort"}));
   EXPECT_EQ(p.pre_filter, (v{"NodeAffinity", "NodePorts", "NodeResourcesFit", "VolumeRestrictions", "NodeVolumeLimits",
-                              "VolumeBinding", "VolumeZone", "PodTopologySpread", "InterPodAffinity"}));
+                              "VolumeBinding", "VolumeZone", "PodTopologySpread", "InterPodAffinity", "GangScheduling"}));
   EXPECT_EQ(p.filter, (v{"NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodePorts",
                          "NodeResourcesFit", "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone",
-                         "PodTopologySpread", "InterPodAffinity"}));
+                         "PodTopologySpread", "InterPodAffinity", "GangScheduling"}));
   EXPECT_EQ(p.post_filter, (v{"DefaultPreemption"}));
   EXPECT_EQ(p.pre_score, (v{"TaintToleration", "NodeAffinity", "NodeResourcesFit", "VolumeBinding", "PodTopologySpread",
                             "InterPodAffinity", "NodeResourcesBalancedAllocation", "ImageLocality"}));
