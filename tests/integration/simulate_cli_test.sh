@@ -25,6 +25,7 @@ example-pod-affinity
 example-topology-spread
 example-balanced-images
 example-volumes
+gangs
 bad-missing-file
 bad-invalid-yaml
 bad-invalid-json
@@ -155,6 +156,37 @@ case "$name" in
   example-topology-spread) example topology-spread ;;
   example-balanced-images) example balanced-images ;;
   example-volumes) example volumes ;;
+  gangs)
+    # bench/examples/gangs.yaml (its header says what each group must do): whole or nothing, one
+    # zone, held until the quorum of pods or the group exists; every pending member names its group.
+    run --cluster "$examples/gangs.yaml"
+    [ "$rc" -eq 0 ] || { show; fail "exit code $rc"; }
+    python3 - "$tmp/out" <<'PY' || { show; fail "gang placements are wrong"; }
+import json, sys
+pods = {p["name"]: p for p in json.load(open(sys.argv[1]))["pods"]}
+def group(prefix):
+    return [p for n, p in pods.items() if n.startswith(prefix + "-")]
+errors = []
+for p in group("train"):
+    if p["status"] != "Scheduled" or not p["node"].startswith("b"):
+        errors.append("train must land whole in zone-b: %s" % p)
+for p in group("eval"):
+    if p["status"] != "Scheduled":
+        errors.append("eval must be placed whole: %s" % p)
+for p in group("big"):
+    if p["status"] != "Unschedulable" or "pod group default/big" not in p["message"]:
+        errors.append("big must be wholly pending, naming its group: %s" % p)
+if not any("members could be placed (minCount 6)" in p["message"] for p in group("big")):
+    errors.append("no member of big reports the gang's count")
+for p in group("short"):
+    if p["message"] != "waiting for minCount pods from a gang to appear in scheduling queue":
+        errors.append("short must wait for its quorum of pods: %s" % p)
+if pods["orphan"]["message"] != 'waiting for pod\'s pod group "ghost" to appear in scheduling queue':
+    errors.append("orphan must wait for its group: %s" % pods["orphan"])
+if errors:
+    sys.exit("\n".join(errors))
+PY
+    ;;
   bad-missing-file)
     bad "$tmp/absent.yaml" -- --cluster "$tmp/absent.yaml" ;;
   bad-invalid-yaml)
