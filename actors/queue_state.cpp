@@ -296,37 +296,36 @@ void queue_state::park_stuck_gangs() {
     size_t ready = n + (flying == flying_members_.end() ? 0 : flying->second) + groups_.bound(key)->size();
     if (ready < static_cast<size_t>(g->min_count)) stuck.push_back(key);
   }
-  for (auto& key : stuck) {
-    std::vector<active_entry> members;
-    for (auto& e : active_)
-      if (e.first->pod->group_key == key) members.push_back(e);
-    for (auto& e : members) {
-      active_.erase(e);
-      active_index_.erase(e.first->pod->uid);
-      count_active(*e.first->pod, -1);
-      unschedulable_[e.first->pod->uid] = e.first;
-      location_[e.first->pod->uid] = queue_location::unschedulable;
-      incoming(queue_location::unschedulable, "ScheduleAttemptFailure");
-    }
-  }
+  for (auto& key : stuck) park_active_members(key, nullptr);
 }
 
 void queue_state::park_gang(const std::string& key, const fw::queued_pod_info& failed) {
+  for (auto& q : park_active_members(key, &failed)) parked_.push_back(q);
+}
+
+std::vector<queue_state::qpod> queue_state::park_active_members(const std::string& key,
+                                                                const fw::queued_pod_info* failed) {
   std::vector<active_entry> members;
   for (auto& e : active_)
     if (e.first->pod->group_key == key) members.push_back(e);
+  std::vector<qpod> out;
   for (auto& e : members) {
     active_.erase(e);
     active_index_.erase(e.first->pod->uid);
     count_active(*e.first->pod, -1);
-    auto q = std::make_shared<fw::queued_pod_info>(*e.first);
-    q->unschedulable_plugins = failed.unschedulable_plugins;
-    q->pending_plugins = failed.pending_plugins;
+    auto q = e.first;
+    if (failed) {
+      // Rejected as the failed member was, so the gang comes back on the same events.
+      q = std::make_shared<fw::queued_pod_info>(*e.first);
+      q->unschedulable_plugins = failed->unschedulable_plugins;
+      q->pending_plugins = failed->pending_plugins;
+    }
     unschedulable_[q->pod->uid] = q;
     location_[q->pod->uid] = queue_location::unschedulable;
     incoming(queue_location::unschedulable, "ScheduleAttemptFailure");
-    parked_.push_back(q);
+    out.push_back(std::move(q));
   }
+  return out;
 }
 
 // --- gangs ----------------------------------------------------------------------------------------

@@ -175,6 +175,9 @@ private:
   // A gang's attempt failed: its members in activeQ join the failed one in the unschedulable pool,
   // rejected by the same plugins, so the gang comes back together on the same events.
   void park_gang(const std::string& key, const fw::queued_pod_info& failed);
+  // Moves the gang's members in activeQ to the unschedulable pool, with `failed`'s rejecting
+  // plugins when given, and returns them.
+  std::vector<qpod> park_active_members(const std::string& key, const fw::queued_pod_info* failed);
 public:
   // The members park_gang moved since the last call (the queue actor reports them).
   std::vector<qpod> take_parked() { return std::move(parked_); }
