@@ -61,7 +61,8 @@ std::string default_preemption::pod_eligible_to_preempt_others(const pod_info& p
 dry_run_result default_preemption::dry_run_preemption(const fw::cycle_state& state, const pod_info& pod,
                                                       const std::vector<const node_info*>& potential,
                                                       const snapshot& snap, const fw::framework_ops& fwk,
-                                                      int32_t offset, int32_t num_candidates) const {
+                                                      int32_t offset, int32_t num_candidates,
+                                                      std::string* fits_as_is) const {
   dry_run_result out;
   std::vector<preemption_candidate> non_violating, violating;
   const size_t n = potential.size();
@@ -81,6 +82,10 @@ dry_run_result default_preemption::dry_run_preemption(const fw::cycle_state& sta
     fw::cycle_state state_copy = state.clone();
     preemption_candidate c;
     auto s = select_victims_on_node(state_copy, pod, *node_copy, snap, fwk, c.victims, c.num_pdb_violations);
+    if (s.is_success() && c.victims.empty() && fits_as_is) {
+      *fits_as_is = orig.name;
+      break;
+    }
     if (s.is_success() && !c.victims.empty()) {
       c.node = orig.name;
       // kube's candidate lists have a fixed capacity; adds beyond it are dropped.
@@ -122,11 +127,9 @@ void default_preemption::prepare_candidate(const preemption_candidate& c, const 
 fw::status default_preemption::post_filter(fw::cycle_state& state, const pod_info& pod, const snapshot& snap,
                                            const fw::node_to_status& filtered, const fw::framework_ops& fwk,
                                            fw::post_filter_result& result) const {
-  // 0) A member of a gang does not preempt on its own: its victims would be evicted even when the
-  // rest of its gang cannot fit, and the gang then fails anyway (whole-group preemption is not
-  // built yet).
+  // 0) A member of a gang preempts for its whole group, or not at all (gang_preemption.cpp).
   if (state.gang && state.gang->group && state.gang->group->gang)
-    return with_prefix(fw::code::unschedulable, "not attempted for a member of a gang pod group");
+    return gang_post_filter(state, pod, snap, filtered, fwk, result);
   // 1) Eligibility.
   if (auto msg = pod_eligible_to_preempt_others(pod, snap, filtered); !msg.empty())
     return with_prefix(fw::code::unschedulable, msg);

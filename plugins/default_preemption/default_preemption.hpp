@@ -13,6 +13,10 @@
 //      nominated to the node.
 // kube's random offset (rand.Int31n) is drawn here from an RNG seeded with the pod's uid, so a replay
 // examines nodes in the same order and plugins keep no state between cycles.
+//
+// A member of a gang PodGroup preempts for its whole group (gang_preemption.cpp): a dry run places
+// every member still to place on a working copy of the snapshot, each with the per-pod victim
+// selection above, and evicts nobody unless all of them fit.
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -51,6 +55,24 @@ struct dry_run_result {
   std::string error;                             // first Error status text, if any
 };
 
+// The outcome of a gang's dry run (plan_gang_preemption): where each member still to place goes,
+// and the victims that makes room for them.
+struct gang_preemption_plan {
+  bool fits = false;
+  size_t need = 0;                   // members still to place: minCount minus the members bound
+  std::vector<std::string> members;  // a node per member placed, in placement order (this pod's first)
+  // The victims per node, each list most important first, nodes in the order they were chosen.
+  std::vector<preemption_candidate> evictions;
+  std::string domain;  // the topology domain the gang was planned in (empty without a constraint)
+  bool no_victims = false;  // no lower-priority pod on any node where preemption might help
+  std::string error;   // an Error status' text from the dry run, if any
+  size_t victim_count() const {
+    size_t n = 0;
+    for (auto& e : evictions) n += e.victims.size();
+    return n;
+  }
+};
+
 class default_preemption final : public fw::pre_enqueue_plugin, public fw::post_filter_plugin {
 public:
   static constexpr std::string_view plugin_name = "DefaultPreemption";
@@ -81,13 +103,29 @@ public:
   fw::status select_victims_on_node(fw::cycle_state& state, const pod_info& pod, node_info& node,
                                     const snapshot& snap, const fw::framework_ops& fwk,
                                     std::vector<pod_info_ptr>& victims, int64_t& num_pdb_violations) const;
+  // `fits_as_is`: when given, a node where SelectVictimsOnNode reprieves every pod (the pod fits
+  // there as it is) ends the run and is written there (the gang's dry run places a member there);
+  // without it such a node is an Error, as in kube.
   dry_run_result dry_run_preemption(const fw::cycle_state& state, const pod_info& pod,
                                     const std::vector<const node_info*>& potential, const snapshot& snap,
-                                    const fw::framework_ops& fwk, int32_t offset, int32_t num_candidates) const;
+                                    const fw::framework_ops& fwk, int32_t offset, int32_t num_candidates,
+                                    std::string* fits_as_is = nullptr) const;
+  // The gang's dry run (state.gang set, a gang group): see gang_preemption.cpp. Changes nothing.
+  gang_preemption_plan plan_gang_preemption(const fw::cycle_state& state, const pod_info& pod, const snapshot& snap,
+                                            const fw::node_to_status& filtered,
+                                            const fw::framework_ops& fwk) const;
+  // kube v1.36's PodGroupPostFilter texts (KEP-5710) where it has them.
+  static constexpr std::string_view group_prefix = "pod group preemption: ";
+  static constexpr std::string_view group_no_victims_reason = "No preemption victims found for incoming preemptor";
 
 private:
   // kube's prepareCandidate: evict, clear lower-priority nominations, nominate.
   void prepare_candidate(const preemption_candidate& c, const pod_info& pod, const snapshot& snap) const;
+  // PostFilter for a member of a gang: the group's dry run, then the evictions of every member's
+  // victims, or none.
+  fw::status gang_post_filter(fw::cycle_state& state, const pod_info& pod, const snapshot& snap,
+                              const fw::node_to_status& filtered, const fw::framework_ops& fwk,
+                              fw::post_filter_result& result) const;
 
   default_preemption_args args_;
   fw::handle handle_;

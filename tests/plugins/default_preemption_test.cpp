@@ -5,8 +5,11 @@
 // the profile's own.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "plugins/default_preemption/default_preemption.hpp"
 #include "plugins/framework/runtime/framework.hpp"
+#include "plugins/framework/groups.hpp"
 #include "plugins/framework/registry.hpp"
 #include "tests/plugins/fixtures.hpp"
 
@@ -381,6 +384,251 @@ TEST(DefaultPreemption, UnresolvableNominatedNodeAllowsPreemptingAgain) {
   EXPECT_TRUE(post.is_success()) << post.message();
   EXPECT_EQ(out.nominated_node_name, "n2");
   EXPECT_EQ(names(out.victims), (std::vector<std::string>{"low"}));
+}
+
+// --- preemption for a gang (issue #16) ------------------------------------------------------------
+
+// A member of the Coscheduling PodGroup default/train.
+pod_info_ptr member(const std::string& name, const std::string& cpu, int priority) {
+  return pod(name, cpu, priority, ", labels: {scheduling.x-k8s.io/pod-group: train}");
+}
+
+std::shared_ptr<node_info> zone_node(const std::string& name, const std::string& zone, const std::string& cpu,
+                                     std::vector<pod_info_ptr> pods) {
+  return test::node_from_yaml("metadata: {name: " + name + ", labels: {zone: " + zone +
+                                "}}\nstatus:\n  allocatable: {cpu: \"" + cpu + "\", memory: 100Gi, pods: \"110\"}\n",
+                              pods);
+}
+
+struct gang_harness : harness {
+  fw::gang_ticket ticket;
+  std::vector<std::string> bound;
+
+  gang_harness(int32_t min_count, std::vector<std::string> topology_keys = {}) {
+    profile_config p;
+    p.queue_sort = {"PrioritySort"};
+    p.pre_filter = {"NodeResourcesFit", "GangScheduling"};
+    p.filter = {"TaintToleration", "NodeResourcesFit", "GangScheduling"};
+    p.post_filter = {"DefaultPreemption"};
+    p.bind = {"DefaultBinder"};
+    fw::handle h;
+    h.client = fw::unowned_client(&client);
+    auto f = fw::framework::build(p, fw::in_tree_registry(), h, "profiles[0]");
+    if (!f) throw std::runtime_error(f.err().message);
+    fwk = *f;
+    auto g = std::make_shared<pod_group>();
+    g->api = pod_group_api::coscheduling;
+    g->ns = "default";
+    g->name = "train";
+    g->gang = true;
+    g->min_count = min_count;
+    g->topology_keys = std::move(topology_keys);
+    ticket.group = g;
+    ticket.key = pod_group_key(*g);
+    ticket.round = 1;
+    ticket.members = static_cast<size_t>(min_count);
+  }
+  // One member's attempt up to PostFilter, as the cycle driver runs it: a PreFilter rejection
+  // (GangScheduling's "no single domain") stands for every node.
+  std::string attempt(const pod_info& p, fw::post_filter_result& out, fw::status& post) {
+    ticket.bound = std::make_shared<const std::vector<std::string>>(bound);
+    fw::cycle_state state;
+    state.gang = &ticket;
+    fw::pre_filter_result pr;
+    fw::node_to_status statuses;
+    std::string pre_msg;
+    auto s = fwk->run_pre_filter(state, p, snap, pr);
+    if (s.is_rejected()) {
+      statuses.absent = s;
+      pre_msg = s.message();
+    } else {
+      EXPECT_TRUE(s.is_success()) << s.message();
+      for (size_t i = 0; i < snap.size(); ++i) {
+        auto fs = fwk->run_filter_with_nominated_pods(state, p, snap.node(i), snap);
+        if (!fs.is_success()) statuses.statuses.emplace(snap.node(i).name, fs);
+      }
+      EXPECT_EQ(statuses.statuses.size(), snap.size()) << "the member fits somewhere without preemption";
+    }
+    post = fwk->run_post_filter(state, p, snap, statuses, out);
+    return fw::fit_error_message(snap.size(), statuses, pre_msg, post.is_success() ? "" : post.message());
+  }
+};
+
+std::vector<std::string> sorted_names(const std::vector<pod_info_ptr>& pods) {
+  auto out = names(pods);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+TEST(DefaultPreemptionGang, WholeGangFitsAfterEvictingTheVictimsOfEveryMember) {
+  // Three 4-cpu nodes, each with a 3-cpu pod of priority 0: each member (3 cpu) needs a node of
+  // its own, so all three low pods go.
+  gang_harness h(3);
+  h.set_nodes({node("n1", "4", {pod("low-1", "3", 0)}), node("n2", "4", {pod("low-2", "3", 0)}),
+                node("n3", "4", {pod("low-3", "3", 0)})});
+  fw::post_filter_result out;
+  fw::status post;
+  auto msg = h.attempt(*member("m0", "3", 100), out, post);
+  ASSERT_TRUE(post.is_success()) << msg;
+  EXPECT_EQ(sorted_names(out.victims), (std::vector<std::string>{"low-1", "low-2", "low-3"}));
+  ASSERT_FALSE(out.nominated_node_name.empty());
+  // This pod is nominated; every victim is deleted, each with the node it leaves.
+  ASSERT_EQ(h.client.calls.size(), 4u);
+  EXPECT_EQ(h.client.calls[0], "nominate m0 -> " + out.nominated_node_name);
+  std::vector<std::string> deletes(h.client.calls.begin() + 1, h.client.calls.end());
+  std::sort(deletes.begin(), deletes.end());
+  EXPECT_EQ(deletes, (std::vector<std::string>{"delete low-1: Preempted by pod m0 on node n1",
+                                               "delete low-2: Preempted by pod m0 on node n2",
+                                               "delete low-3: Preempted by pod m0 on node n3"}));
+  // The snapshot is left as it was.
+  EXPECT_EQ(h.snap.node(0).pods.size(), 1u);
+}
+
+TEST(DefaultPreemptionGang, AssumedMembersCountAsFreeAndBoundOnesAsPlaced) {
+  // minCount 4: m3 is bound on n4, so three members are still to place. m1 is only assumed on n1
+  // (waiting at Permit): it is released when the attempt fails, so n1 takes a member with no
+  // victim; the two others need n2's and n3's low pods, and n5's stays.
+  gang_harness h(4);
+  h.bound = {"m3"};
+  h.set_nodes({node("n1", "4", {member("m1", "3", 100)}), node("n2", "4", {pod("low-2", "3", 0)}),
+               node("n3", "4", {pod("low-3", "3", 0)}), node("n4", "4", {member("m3", "3", 100)}),
+               node("n5", "4", {pod("low-5", "3", 5)})});
+  fw::post_filter_result out;
+  fw::status post;
+  auto msg = h.attempt(*member("m0", "3", 100), out, post);
+  ASSERT_TRUE(post.is_success()) << msg;
+  EXPECT_EQ(sorted_names(out.victims), (std::vector<std::string>{"low-2", "low-3"}));
+  EXPECT_EQ(out.nominated_node_name, "n1");
+}
+
+TEST(DefaultPreemptionGang, GangThatCannotFitEvenWithPreemptionEvictsNobody) {
+  // Four members of 3 cpu, three nodes: one member per node at most, whatever is evicted.
+  gang_harness h(4);
+  h.set_nodes({node("n1", "4", {pod("low-1", "3", 0)}), node("n2", "4", {pod("low-2", "3", 0)}),
+               node("n3", "4", {pod("low-3", "3", 0)})});
+  fw::post_filter_result out;
+  fw::status post;
+  auto msg = h.attempt(*member("m0", "3", 100), out, post);
+  EXPECT_EQ(post.get_code(), fw::code::unschedulable);
+  EXPECT_TRUE(out.victims.empty());
+  EXPECT_TRUE(out.nominated_node_name.empty());
+  EXPECT_TRUE(h.client.calls.empty());
+  EXPECT_EQ(msg, "0/3 nodes are available: 3 Insufficient cpu. pod group preemption: the pod group's 4 members "
+                 "cannot all fit even with preemption");
+}
+
+TEST(DefaultPreemptionGang, TopologyConstrainedGangPreemptsInOneDomainOnly) {
+  // Zone a: a1's low pod (priority 5) is the cheapest victim of all, but a2 holds a pod above the
+  // gang, so zone a takes one member at most. Zone b takes both, evicting its two priority-10 pods.
+  auto cluster = [] {
+    return std::vector<std::shared_ptr<node_info>>{
+      zone_node("a1", "a", "4", {pod("low-a1", "3", 5)}), zone_node("a2", "a", "4", {pod("high-a2", "3", 200)}),
+      zone_node("b1", "b", "4", {pod("low-b1", "3", 10)}), zone_node("b2", "b", "4", {pod("low-b2", "3", 10)})};
+  };
+  {
+    gang_harness h(2, {"zone"});
+    h.set_nodes(cluster());
+    fw::post_filter_result out;
+    fw::status post;
+    auto msg = h.attempt(*member("m0", "3", 100), out, post);
+    ASSERT_TRUE(post.is_success()) << msg;
+    EXPECT_EQ(sorted_names(out.victims), (std::vector<std::string>{"low-b1", "low-b2"}));
+    EXPECT_TRUE(out.nominated_node_name == "b1" || out.nominated_node_name == "b2") << out.nominated_node_name;
+  }
+  {
+    // Without the constraint the members may straddle the zones: a1's cheaper pod goes.
+    gang_harness h(2);
+    h.set_nodes(cluster());
+    fw::post_filter_result out;
+    fw::status post;
+    auto msg = h.attempt(*member("m0", "3", 100), out, post);
+    ASSERT_TRUE(post.is_success()) << msg;
+    auto v = sorted_names(out.victims);
+    ASSERT_EQ(v.size(), 2u);
+    EXPECT_EQ(v[0], "low-a1");
+  }
+  {
+    // Three members fit in no single zone, even with preemption.
+    gang_harness h(3, {"zone"});
+    h.set_nodes(cluster());
+    fw::post_filter_result out;
+    fw::status post;
+    auto msg = h.attempt(*member("m0", "3", 100), out, post);
+    EXPECT_EQ(post.get_code(), fw::code::unschedulable) << msg;
+    EXPECT_TRUE(out.victims.empty());
+    EXPECT_TRUE(h.client.calls.empty());
+    EXPECT_NE(msg.find("pod group preemption: the pod group's 3 members cannot all fit even with preemption"),
+              std::string::npos)
+      << msg;
+  }
+}
+
+TEST(DefaultPreemptionGang, EqualAndHigherPriorityPodsAreNeverVictims) {
+  auto cluster = [] {
+    return std::vector<std::shared_ptr<node_info>>{node("n1", "4", {pod("equal", "3", 100)}),
+                                                   node("n2", "4", {pod("higher", "3", 200)}),
+                                                   node("n3", "4", {pod("low", "3", 0)})};
+  };
+  {
+    // Two members: only n3 can be freed.
+    gang_harness h(2);
+    h.set_nodes(cluster());
+    fw::post_filter_result out;
+    fw::status post;
+    h.attempt(*member("m0", "3", 100), out, post);
+    EXPECT_EQ(post.get_code(), fw::code::unschedulable);
+    EXPECT_TRUE(out.victims.empty());
+    EXPECT_TRUE(h.client.calls.empty());
+  }
+  {
+    // One member: n3's low pod, and nothing else.
+    gang_harness h(1);
+    h.set_nodes(cluster());
+    fw::post_filter_result out;
+    fw::status post;
+    h.attempt(*member("m0", "3", 100), out, post);
+    ASSERT_TRUE(post.is_success());
+    EXPECT_EQ(names(out.victims), (std::vector<std::string>{"low"}));
+    EXPECT_EQ(out.nominated_node_name, "n3");
+  }
+  {
+    // No lower-priority pod anywhere: upstream's pod group text.
+    gang_harness h(2);
+    h.set_nodes({node("n1", "4", {pod("equal", "3", 100)}), node("n2", "4", {pod("higher", "3", 200)})});
+    fw::post_filter_result out;
+    fw::status post;
+    auto msg = h.attempt(*member("m0", "3", 100), out, post);
+    EXPECT_EQ(msg, "0/2 nodes are available: 2 Insufficient cpu. pod group preemption: No preemption victims found "
+                   "for incoming preemptor");
+  }
+}
+
+TEST(DefaultPreemptionGang, PolicyNeverAndTerminatingVictimsOfAMemberAreNotEligible) {
+  {
+    gang_harness h(1);
+    h.set_nodes({node("n1", "4", {pod("low", "3", 0)})});
+    fw::post_filter_result out;
+    fw::status post;
+    auto p = pod("m0", "3", 100, ", labels: {scheduling.x-k8s.io/pod-group: train}", "  preemptionPolicy: Never\n");
+    h.attempt(*p, out, post);
+    EXPECT_EQ(post.message(), "pod group preemption: not eligible due to preemptionPolicy=Never.");
+  }
+  {
+    // Another member is nominated to n1, where an earlier preemption's victim is still terminating.
+    gang_harness h(2);
+    auto terminating = pod("low", "3", 0, ", deletionTimestamp: \"2024-01-01T00:00:00Z\"", "",
+                           "status: {conditions: [{type: DisruptionTarget, status: \"True\", reason: "
+                           "PreemptionByScheduler}]}\n");
+    h.set_nodes({node("n1", "4", {terminating}), node("n2", "4", {pod("low-2", "3", 0)})});
+    auto nominated = std::make_shared<snapshot::nominated_map>();
+    (*nominated)["n1"] = {member("m1", "3", 100)};
+    h.snap = h.snap.with_nominated(nominated, 99);
+    fw::post_filter_result out;
+    fw::status post;
+    h.attempt(*member("m0", "3", 100), out, post);
+    EXPECT_EQ(post.message(), "pod group preemption: not eligible due to a terminating pod on the nominated node.");
+    EXPECT_TRUE(h.client.calls.empty());
+  }
 }
 
 }  // namespace
