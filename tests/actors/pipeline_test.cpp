@@ -133,6 +133,14 @@ public:
         [&](const caf::error& e) { ADD_FAILURE() << "cluster events: " << sys_.render(e); });
     return out;
   }
+  // Every Event the cluster recorded.
+  std::vector<cluster_event_record> events() {
+    std::vector<cluster_event_record> out;
+    self_->request(cluster_, reply_timeout, list_atom::value, cluster_event_record{})
+      .receive([&](const std::vector<cluster_event_record>& v) { out = v; },
+               [&](const caf::error& e) { ADD_FAILURE() << "cluster events: " << sys_.render(e); });
+    return out;
+  }
   std::set<std::string> preempted_uids() {
     auto v = preempted_events();
     return {v.begin(), v.end()};
@@ -887,6 +895,87 @@ TEST(PipelineTest, ConcurrentCyclesKeepCrossNodeConstraints) {
     run_concurrently(env, c.pod_tmpl, 64, c.want_scheduled);
   }
 }
+
+// --- preemption for a gang (issue #16) ------------------------------------------------------------
+
+// Four nodes of 4 cpu, each running a 3-cpu pod of priority 0. A gang of four 3-cpu members
+// (priority 100) needs every node: it evicts the four low pods and ends bound whole. A gang of
+// five (priority 200, above the first gang) fits in no way, whatever it evicts: nobody is evicted
+// for it, and it stays wholly pending, saying so. One pod in flight or many.
+class GangPreemptionTest : public ::testing::TestWithParam<uint32_t> {};
+
+TEST_P(GangPreemptionTest, AGangPreemptsForAllItsMembersOrNotAtAll) {
+  pipeline_env env;
+  std::set<std::string> low;
+  for (int i = 0; i < 4; ++i) {
+    env.add_node(make_node(node("n" + std::to_string(i), "4", "8Gi")));
+    auto l = pod("low" + std::to_string(i), "3", "64Mi");
+    l.node = "n" + std::to_string(i);
+    auto lp = make_pod(l);
+    low.insert(lp->uid);
+    env.add_pod(lp);
+  }
+  auto objs = std::make_shared<cluster_objects>();
+  std::map<std::string, std::string> gang_of;  // uid -> gang
+  auto gang = [&](const std::string& name, int size, int32_t priority) {
+    auto g = std::make_shared<pod_group>();
+    g->api = pod_group_api::coscheduling;
+    g->ns = "default";
+    g->name = name;
+    g->gang = true;
+    g->min_count = size;
+    objs->pod_groups[pod_group_key(*g)] = g;
+    for (int i = 0; i < size; ++i) {
+      pod_spec ps = pod(name + "-" + std::to_string(i), "3", "64Mi");
+      ps.labels = {{coscheduling_pod_group_label, name}};
+      ps.priority = priority;
+      auto p = make_pod(ps);
+      gang_of[p->uid] = name;
+      env.add_pod(p);
+    }
+  };
+  gang("train", 4, 100);
+  gang("huge", 5, 200);
+  caf::anon_send(env.cluster(), create_atom::value, cluster_objects_ptr(objs));
+  scheduler_options opts;
+  opts.skip_idle_backoff = true;
+  opts.runtime.pipeline_depth = GetParam();
+  ASSERT_TRUE(env.start(opts));
+  ASSERT_TRUE(env.wait_quiescent());
+  env.expect_invariants();
+  auto outs = env.outcomes();
+  std::map<std::string, size_t> scheduled;
+  for (auto& [uid, g] : gang_of)
+    if (outs[uid].status == "Scheduled") ++scheduled[g];
+  EXPECT_EQ(scheduled["train"], 4u) << "the gang that fits with preemption ends bound whole";
+  EXPECT_EQ(scheduled["huge"], 0u);
+  // Only the low pods were evicted (the huge gang evicted nobody, not even the lower-priority
+  // train members), each once.
+  std::map<std::string, int> evictions;
+  for (auto& uid : env.preempted_events()) ++evictions[uid];
+  std::set<std::string> evicted;
+  for (auto& [uid, n] : evictions) {
+    evicted.insert(uid);
+    EXPECT_EQ(n, 1) << uid << " evicted " << n << " times";
+  }
+  EXPECT_EQ(evicted, low);
+  for (auto& [uid, g] : gang_of)
+    if (g == "huge") {
+      EXPECT_EQ(outs[uid].status, "Unschedulable") << outs[uid].name;
+      EXPECT_NE(outs[uid].message.find("pod group default/huge"), std::string::npos) << outs[uid].message;
+    }
+  // The huge gang goes first (the higher priority) while the low pods still run: its member's
+  // FailedScheduling says that even evicting them would not make room for five.
+  size_t says_so = 0;
+  for (auto& e : env.events())
+    if (e.reason == "FailedScheduling" && gang_of[e.pod_uid] == "huge")
+      says_so += e.message.find("pod group preemption: the pod group's 5 members cannot all fit even with "
+                                "preemption") != std::string::npos;
+  EXPECT_GT(says_so, 0u) << "the huge gang's members say why";
+}
+
+INSTANTIATE_TEST_SUITE_P(Depth, GangPreemptionTest, ::testing::Values(1u, 16u),
+                         [](const ::testing::TestParamInfo<uint32_t>& i) { return "depth" + std::to_string(i.param); });
 
 }  // namespace
 }  // namespace kas::test
