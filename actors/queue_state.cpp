@@ -1,6 +1,7 @@
 #include "actors/queue_state.hpp"
 
 #include <algorithm>
+#include <unordered_set>
 
 #include "observability/kube_metrics.hpp"
 
@@ -79,7 +80,19 @@ const fw::framework* queue_state::framework_for(const pod_info& p) const {
   return it == by_scheduler_.end() ? nullptr : it->second;
 }
 
+queue_state::qpod queue_state::stamp_group(qpod p) const {
+  if (!p->pod->in_group()) return p;
+  pod_group_ptr g = groups_.group_ptr(p->pod->group_key);
+  int64_t order = g && g->creation_ns > 0 ? g->creation_ns - wall_minus_steady_ns_ : p->timestamp_ns;
+  if (g == p->group && order == p->group_order_ns) return p;
+  auto copy = std::make_shared<fw::queued_pod_info>(*p);
+  copy->group = std::move(g);
+  copy->group_order_ns = order;
+  return copy;
+}
+
 void queue_state::push_active(qpod p, std::string_view event) {
+  p = stamp_group(std::move(p));
   active_entry e{p, insertion_seq_++};
   active_index_[p->pod->uid] = e;
   count_active(*p->pod, +1);
@@ -376,7 +389,27 @@ void queue_state::count_active(const pod_info& p, int delta) {
 }
 
 void queue_state::set_objects(cluster_objects_ptr objects, clock::time_point now) {
-  for (auto& key : groups_.set_objects(std::move(objects))) recheck_gated(key, now);
+  auto changed = groups_.set_objects(std::move(objects));
+  if (changed.empty()) return;
+  // Members already in activeQ take their group's new priority and creation time (the set's
+  // order must not change under it: out, restamped, back in).
+  std::unordered_set<std::string> keys;
+  for (auto& k : changed)
+    if (active_members_.count(k)) keys.insert(k);
+  if (!keys.empty()) {
+    std::vector<active_entry> stale;
+    for (auto& e : active_)
+      if (e.first->pod->in_group() && keys.count(e.first->pod->group_key)) stale.push_back(e);
+    for (auto& e : stale) {
+      qpod fresh = stamp_group(e.first);
+      if (fresh == e.first) continue;
+      active_.erase(e);
+      e.first = fresh;
+      active_index_[fresh->pod->uid] = e;
+      active_.insert(e);
+    }
+  }
+  for (auto& key : changed) recheck_gated(key, now);
 }
 
 void queue_state::track_group_member(const pod_info* old_p, const pod_info* new_p, clock::time_point now) {

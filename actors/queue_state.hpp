@@ -200,6 +200,9 @@ private:
   };
 
   void push_active(qpod p, std::string_view event);
+  // A pod group's member entering activeQ: its group and the group's creation time on our clock
+  // (fw::queued_pod_info::group). Returns p itself when those are current, else a stamped copy.
+  qpod stamp_group(qpod p) const;
   void move_to_active_or_backoff(qpod p, clock::time_point now, std::string_view event);
   void incoming(queue_location queue, std::string_view event) {
     if (incoming_) incoming_(queue, event);
@@ -208,6 +211,10 @@ private:
   clock::time_point backoff_expiry(const fw::queued_pod_info& p) const;
   void prune_event_log();
   static int64_t to_ns(clock::time_point t) { return t.time_since_epoch().count(); }
+  // The wall clock minus ours, taken once: converts a PodGroup's creationTimestamp to our clock.
+  const int64_t wall_minus_steady_ns_ =
+    std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count() -
+    to_ns(clock::now());
 
   std::vector<fw::framework_ptr> frameworks_;
   std::unordered_map<std::string, const fw::framework*> by_scheduler_;

@@ -46,6 +46,11 @@ struct queued_pod_info {
   std::string_view gated_by;                          // PreEnqueue plugin that gated it
   // Set when the pod is popped as a member of a gang (see groups.hpp).
   std::shared_ptr<const gang_ticket> gang;
+  // Set by the queue when a member of a pod group enters activeQ: its PodGroup as the queue knew it
+  // then, and the group's creationTimestamp on the queue's clock (timestamp_ns's; the pod's own
+  // timestamp when the group has none). QueueSort orders a group's members as one unit by them.
+  pod_group_ptr group;
+  int64_t group_order_ns = 0;
 };
 
 class pre_enqueue_plugin : public virtual plugin {

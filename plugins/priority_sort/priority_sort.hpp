@@ -1,6 +1,11 @@
 #pragma once
 // PrioritySort (QueueSort): higher priority first, then the earlier queue timestamp
-// (kube-scheduler's plugins/queuesort/priority_sort.go).
+// (kube-scheduler's plugins/queuesort/priority_sort.go). The members of a pod group are ordered
+// as one unit, so two groups' pods never interleave in activeQ: by the group's priority
+// (spec.priority, else the member's own), then the group's creation time, then its namespace and
+// name, and only then by their own timestamps; as the Coscheduling plugin's QueueSort orders them
+// and as kube's workload-aware queue is to order PodGroups (KEP-4671). A pod in no group is
+// ordered exactly as upstream orders it.
 #include <memory>
 #include <string>
 #include <string_view>

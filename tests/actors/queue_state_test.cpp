@@ -535,5 +535,68 @@ TEST(QueueStateTest, DuplicateAddIsIgnored) {
   EXPECT_EQ(q.active_size(), 1u);
 }
 
+// --- pod groups -------------------------------------------------------------------------------------
+
+// A member of a (basic, non-gang) v1beta1 PodGroup, so the gang turn rules stay out of the way.
+pod_info_ptr group_member(const std::string& name, const std::string& group) {
+  auto p = std::make_shared<pod_info>(*make_pod(pod(name, "100m", "100Mi")));
+  p->group_api = pod_group_api::workload;
+  p->group_name = group;
+  p->group_key = pod_group_key(p->group_api, p->ns, group);
+  return p;
+}
+
+pod_group_ptr basic_group(const std::string& name, int64_t created_s, std::optional<int32_t> priority = {}) {
+  auto g = std::make_shared<pod_group>();
+  g->ns = "default";
+  g->name = name;
+  g->creation_ns = created_s * 1'000'000'000;
+  g->priority = priority;
+  return g;
+}
+
+std::vector<std::string> pop_names(queue_state& q, clock_type::time_point now) {
+  std::vector<std::string> out;
+  for (auto& p : q.pop(100, now)) out.push_back(p->pod->name);
+  return out;
+}
+
+// PrioritySort orders a pod group's members as one unit (the group's priority, then its creation
+// time, then its name), however their arrivals interleave; a plain pod keeps upstream's order.
+TEST(QueueStateTest, QueueSortKeepsAGroupsPodsTogether) {
+  auto q = make_queue();
+  auto objs = std::make_shared<cluster_objects>();
+  for (auto g : {basic_group("late", 2000), basic_group("early", 1000), basic_group("urgent", 3000, 100),
+                 basic_group("twin-b", 1500), basic_group("twin-a", 1500)})
+    objs->pod_groups[pod_group_key(*g)] = g;
+  q.set_objects(objs, t0);
+  int i = 0;
+  for (auto [name, group] : std::vector<std::pair<std::string, std::string>>{
+         {"late-0", "late"}, {"early-0", "early"}, {"plain-0", ""}, {"twin-b-0", "twin-b"}, {"late-1", "late"},
+         {"twin-a-0", "twin-a"}, {"early-1", "early"}, {"urgent-0", "urgent"}, {"twin-b-1", "twin-b"},
+         {"early-2", "early"}}) {
+    q.add(group.empty() ? make_pod(pod(name, "100m", "100Mi")) : group_member(name, group), t0 + i++ * 1s);
+  }
+  EXPECT_EQ(pop_names(q, t0 + 20s),
+            (std::vector<std::string>{"urgent-0", "early-0", "early-1", "early-2", "twin-a-0", "twin-b-0", "twin-b-1",
+                                      "late-0", "late-1", "plain-0"}));
+}
+
+// A PodGroup that changes (here: gains a priority) reorders its members already in activeQ.
+TEST(QueueStateTest, AGroupsChangeReordersItsMembersInActiveQ) {
+  auto q = make_queue();
+  auto objs = std::make_shared<cluster_objects>();
+  for (auto g : {basic_group("first", 1000), basic_group("second", 2000)}) objs->pod_groups[pod_group_key(*g)] = g;
+  q.set_objects(objs, t0);
+  q.add(group_member("second-0", "second"), t0);
+  q.add(group_member("first-0", "first"), t0 + 1s);
+  q.add(group_member("second-1", "second"), t0 + 2s);
+  auto changed = std::make_shared<cluster_objects>(*objs);
+  auto g = basic_group("second", 2000, 10);
+  changed->pod_groups[pod_group_key(*g)] = g;
+  q.set_objects(changed, t0 + 3s);
+  EXPECT_EQ(pop_names(q, t0 + 4s), (std::vector<std::string>{"second-0", "second-1", "first-0"}));
+}
+
 }  // namespace
 }  // namespace kas
