@@ -320,6 +320,53 @@ invariant_report check_nothing_reserved(const snapshot& snap, const std::vector<
   return rep;
 }
 
+invariant_report check_competing_gangs(const std::vector<competing_gangs>& sets, const std::vector<pod_info_ptr>& pods,
+                                       const cluster_objects& objects, competing_outcome* outcome) {
+  invariant_report rep;
+  competing_outcome out;
+  std::unordered_map<std::string, std::pair<size_t, size_t>> members;  // group key -> {members, bound}
+  for (auto& p : pods) {
+    if (!p->in_group()) continue;
+    auto& m = members[p->group_key];
+    m.first++;
+    if (!p->node_name.empty()) m.second++;
+  }
+  for (auto& set : sets) {
+    ++rep.checks;
+    ++out.sets;
+    size_t whole = 0, partly = 0;
+    std::string got, missing;
+    for (auto& key : set.group_keys) {
+      const pod_group* g = objects.pod_group_of(key);
+      if (!g) {
+        missing += (missing.empty() ? "" : ", ") + key;
+        continue;
+      }
+      auto it = members.find(key);
+      size_t n = it == members.end() ? 0 : it->second.first, bound = it == members.end() ? 0 : it->second.second;
+      if (bound > 0 && bound >= static_cast<size_t>(g->min_count)) ++whole;
+      else if (bound > 0) ++partly;
+      got += (got.empty() ? "" : ", ") + g->display() + " " + std::to_string(bound) + "/" + std::to_string(n) +
+             " bound (minCount " + std::to_string(g->min_count) + ")";
+    }
+    if (!missing.empty()) {
+      rep.violations.push_back("competing set " + set.name + ": no pod group " + missing);
+      continue;
+    }
+    size_t losers_bound = partly + (whole > 0 ? whole - 1 : 0);
+    if (whole == 1 && losers_bound == 0) {
+      ++out.settled;
+      continue;
+    }
+    std::string why = whole == 0 ? "no gang bound whole (a deadlock, or capacity for none)"
+                      : whole > 1 ? std::to_string(whole) + " gangs bound whole (the capacity was not contested)"
+                                  : "a losing gang is partly placed";
+    rep.violations.push_back("competing set " + set.name + ": " + why + ": " + got);
+  }
+  if (outcome) *outcome = out;
+  return rep;
+}
+
 invariant_report check_placement(const std::vector<node_info_ptr>& nodes, const std::vector<pod_info_ptr>& pods,
                                  const cluster_objects* objects, const invariant_options& opts) {
   return checker(nodes, pods, objects, opts).run();

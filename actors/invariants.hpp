@@ -11,7 +11,9 @@
 // a CSINode. A claim not bound (or not found) adds nothing: at the end of a run every claim of a
 // bound pod is bound. From the PodGroups (cluster_objects::pod_groups): no gang partly bound (0 or
 // at least minCount members bound), and every bound member of a gang with topology keys in one
-// domain of each key.
+// domain of each key. And, for gangs a workload made to compete for capacity that fits only one of
+// them (check_competing_gangs), that exactly one of them ended bound whole and the others wholly
+// pending.
 #include <string>
 #include <vector>
 
@@ -43,5 +45,25 @@ invariant_report check_placement(const std::vector<node_info_ptr>& nodes, const 
 // binding never happened (a pod waiting at Permit, a reservation never forgotten) is a violation;
 // a pod the cluster deleted and the cache still holds is not (the cache's watch lags the cluster).
 invariant_report check_nothing_reserved(const snapshot& snap, const std::vector<pod_info_ptr>& pods);
+
+// Gangs created together to compete for capacity that fits exactly one of them (a bench workload's
+// podGroup competingSet).
+struct competing_gangs {
+  std::string name;
+  std::vector<std::string> group_keys;  // pod_group_key of each gang
+};
+
+struct competing_outcome {
+  size_t sets = 0;
+  size_t settled = 0;  // sets that ended as they must: one gang bound whole, the others with no member bound
+};
+
+// Each set ends with exactly one gang bound whole (at least minCount members bound) and every other
+// gang with no member bound. A set with no gang bound is a deadlock (the gangs held parts of the
+// capacity each, or none was let through); two gangs bound means the capacity was not contested; a
+// losing gang with members bound is partly placed. One violation per set, listing each gang's bound
+// members. `pods`: the cluster's final pods; `objects`: its PodGroups (a group missing is a violation).
+invariant_report check_competing_gangs(const std::vector<competing_gangs>& sets, const std::vector<pod_info_ptr>& pods,
+                                       const cluster_objects& objects, competing_outcome* outcome = nullptr);
 
 }  // namespace kas

@@ -237,6 +237,103 @@ TEST_F(GangInvariants, WithoutObjectsNoGangCheck) {
   EXPECT_TRUE(rep.violations.empty());
 }
 
+// --- competing gangs: exactly one of a set bound whole, the others wholly pending -----------------
+
+class CompetingGangs : public GangInvariants {
+protected:
+  std::vector<std::string> check(const std::vector<competing_gangs>& sets, const std::vector<pod_info_ptr>& pods,
+                                 competing_outcome* out = nullptr) {
+    auto rep = check_competing_gangs(sets, pods, objs_, out);
+    EXPECT_EQ(rep.checks, sets.size()) << "one check per set";
+    return rep.violations;
+  }
+  static std::string key(const std::string& name) { return pod_group_key(pod_group_api::workload, "ns", name); }
+  competing_gangs pair_ab() { return {"pool-0", {key("a"), key("b")}}; }
+  void SetUp() override {
+    gang("a", 2);
+    gang("b", 2);
+  }
+};
+
+TEST_F(CompetingGangs, OneBoundWholeTheOtherWhollyPendingSettles) {
+  competing_outcome out;
+  auto v = check({pair_ab()}, {member("a1", "a", "a1"), member("a2", "a", "a2"), member("b1", "b", ""),
+                               member("b2", "b", "")},
+                 &out);
+  EXPECT_TRUE(v.empty()) << ::testing::PrintToString(v);
+  EXPECT_EQ(out.sets, 1u);
+  EXPECT_EQ(out.settled, 1u);
+}
+
+TEST_F(CompetingGangs, NoGangBoundIsADeadlock) {
+  competing_outcome out;
+  auto v = check({pair_ab()}, {member("a1", "a", ""), member("a2", "a", ""), member("b1", "b", ""),
+                               member("b2", "b", "")},
+                 &out);
+  ASSERT_EQ(v.size(), 1u) << ::testing::PrintToString(v);
+  EXPECT_EQ(v[0], "competing set pool-0: no gang bound whole (a deadlock, or capacity for none): ns/a 0/2 bound "
+                  "(minCount 2), ns/b 0/2 bound (minCount 2)");
+  EXPECT_EQ(out.settled, 0u);
+}
+
+TEST_F(CompetingGangs, EachHoldingPartIsADeadlockToo) {
+  // The deadlock gang scheduling exists to prevent: each gang holds part of the capacity.
+  auto v = check({pair_ab()}, {member("a1", "a", "a1"), member("a2", "a", ""), member("b1", "b", "b1"),
+                               member("b2", "b", "")});
+  ASSERT_EQ(v.size(), 1u) << ::testing::PrintToString(v);
+  EXPECT_EQ(v[0], "competing set pool-0: no gang bound whole (a deadlock, or capacity for none): ns/a 1/2 bound "
+                  "(minCount 2), ns/b 1/2 bound (minCount 2)");
+}
+
+TEST_F(CompetingGangs, LoserPartlyPlacedIsAViolation) {
+  auto v = check({pair_ab()}, {member("a1", "a", "a1"), member("a2", "a", "a2"), member("b1", "b", "b1"),
+                               member("b2", "b", "")});
+  ASSERT_EQ(v.size(), 1u) << ::testing::PrintToString(v);
+  EXPECT_EQ(v[0], "competing set pool-0: a losing gang is partly placed: ns/a 2/2 bound (minCount 2), ns/b 1/2 bound "
+                  "(minCount 2)");
+}
+
+TEST_F(CompetingGangs, TwoBoundWholeMeansTheCapacityWasNotContested) {
+  auto v = check({pair_ab()}, {member("a1", "a", "a1"), member("a2", "a", "a2"), member("b1", "b", "b1"),
+                               member("b2", "b", "a1")});
+  ASSERT_EQ(v.size(), 1u) << ::testing::PrintToString(v);
+  EXPECT_EQ(v[0].rfind("competing set pool-0: 2 gangs bound whole (the capacity was not contested): ", 0), 0u) << v[0];
+}
+
+TEST_F(CompetingGangs, MinCountBelowSizeCountsAsWhole) {
+  gang("c", 1);
+  auto v = check({{"pool-1", {key("b"), key("c")}}},
+                 {member("c1", "c", "a1"), member("c2", "c", ""), member("b1", "b", ""), member("b2", "b", "")});
+  EXPECT_TRUE(v.empty()) << ::testing::PrintToString(v);
+}
+
+TEST_F(CompetingGangs, SetsAreJudgedApartAndAcrossApis) {
+  auto cg = compile_pod_group(*decode<k8s::coscheduling::PodGroup>("metadata: {name: x, namespace: ns}\nspec: {minMember: 1}\n"));
+  ASSERT_TRUE(cg) << cg.err().message;
+  objs_.pod_groups[pod_group_key(**cg)] = *cg;
+  auto x1 = compile_pod(decode<k8s::core::Pod>("metadata: {name: x1, namespace: ns, labels: {scheduling.x-k8s.io/pod-group: x}}\n"
+                                               "spec: {containers: [{name: c, image: i}]}\n"));
+  ASSERT_TRUE(x1) << x1.err().message;
+  gang("c", 1);
+  competing_outcome out;
+  // pool-0 settles (a won); pool-1 (the Coscheduling x against c) has both bound.
+  auto v = check({pair_ab(), {"pool-1", {pod_group_key(**cg), key("c")}}},
+                 {member("a1", "a", "a1"), member("a2", "a", "a2"), member("b1", "b", ""), member("b2", "b", ""),
+                  with_node_name(**x1, "b1"), member("c1", "c", "b1")},
+                 &out);
+  ASSERT_EQ(v.size(), 1u) << ::testing::PrintToString(v);
+  EXPECT_EQ(v[0], "competing set pool-1: 2 gangs bound whole (the capacity was not contested): ns/x 1/1 bound "
+                  "(minCount 1), ns/c 1/1 bound (minCount 1)");
+  EXPECT_EQ(out.sets, 2u);
+  EXPECT_EQ(out.settled, 1u);
+}
+
+TEST_F(CompetingGangs, AGroupMissingFromTheObjectsIsAViolation) {
+  auto v = check({{"pool-0", {key("a"), key("gone")}}}, {member("a1", "a", "a1"), member("a2", "a", "a2")});
+  ASSERT_EQ(v.size(), 1u) << ::testing::PrintToString(v);
+  EXPECT_EQ(v[0], "competing set pool-0: no pod group k/ns/gone");
+}
+
 // --- nothing reserved after the run --------------------------------------------------------------
 
 class ReservedInvariant : public ::testing::Test {
