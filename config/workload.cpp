@@ -7,6 +7,7 @@
 #include <climits>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 
 #include <yaml-cpp/yaml.h>
@@ -193,11 +194,53 @@ private:
     for (size_t i = 0; i < ops.size(); ++i) {
       auto op = parse_op(ops[i], i);
       if (!op) return op.err();
+      if (auto s = competing(w, *op); !s) return s.err();
       w.ops.push_back(std::move(*op));
+    }
+    for (auto& set : w.competing_sets) {
+      if (set.group_keys.size() < 2)
+        return error{set.where + ": competing set \"" + set.name + "\" has one gang; it needs at least two to compete"};
+      if (open_sets_.count(set.name))
+        return error{set.where + ": no barrier after competing set \"" + set.name +
+                     "\": add a barrier op after its last op (its gangs are awaited together there)"};
     }
     if (w.measured_pod_count() == 0) return error{path_ + ": ops: no createPods op has collectMetrics: true"};
     w.warnings = std::move(warnings_);
     return w;
+  }
+
+  // podGroup.competingSet: adds the op's gangs to their set; a barrier ends the sets open before it.
+  status_or_error competing(workload& w, workload_op& op) {
+    if (op.opcode == workload_opcode::barrier) {
+      for (auto& name : open_sets_) {
+        auto it = std::find_if(w.competing_sets.begin(), w.competing_sets.end(),
+                               [&](const competing_set& c) { return c.name == name; });
+        op.barrier_may_stay_pending += it->pods - it->smallest_min_count;
+        ended_sets_[name] = op.where;
+      }
+      open_sets_.clear();
+      return ok_t{};
+    }
+    if (op.opcode != workload_opcode::create_pods || !op.gang || op.gang->competing_set.empty()) return ok_t{};
+    const gang_spec& g = *op.gang;
+    std::string where = op.where + ".podGroup.competingSet";
+    if (auto e = ended_sets_.find(g.competing_set); e != ended_sets_.end())
+      return error{where + ": competing set \"" + g.competing_set + "\" already ended at the barrier " +
+                   e->second.substr(e->second.rfind("ops[")) + ": all its gangs must come before one barrier"};
+    if (!op.skip_wait)
+      return error{where + ": needs skipWaitToCompletion: true (a competing set's gangs are awaited together at the "
+                           "next barrier, where its losers may stay pending)"};
+    auto it = std::find_if(w.competing_sets.begin(), w.competing_sets.end(),
+                           [&](const competing_set& c) { return c.name == g.competing_set; });
+    if (it == w.competing_sets.end()) {
+      w.competing_sets.push_back({g.competing_set, where, {}, 0, static_cast<size_t>(g.min_count)});
+      it = std::prev(w.competing_sets.end());
+    }
+    for (size_t k = 0; k < op.count / g.size; ++k) it->group_keys.push_back(pod_group_key(g.api, g.ns, g.group_name(k)));
+    it->pods += op.count;
+    it->smallest_min_count = std::min(it->smallest_min_count, static_cast<size_t>(g.min_count));
+    open_sets_.insert(g.competing_set);
+    return ok_t{};
   }
 
   std::string resolve(const std::string& rel) const {
@@ -387,7 +430,7 @@ private:
     if (!s || s.IsNull()) return std::shared_ptr<const gang_spec>();
     std::string w = where + ".podGroup";
     if (!s.IsMap()) return fail(w, std::string("expected a mapping, got ") + type_name(s));
-    if (auto k = only_keys(s, w, {"size", "minCount", "topologyKey", "api"}); !k) return k.err();
+    if (auto k = only_keys(s, w, {"size", "minCount", "topologyKey", "api", "competingSet"}); !k) return k.err();
     auto g = std::make_shared<gang_spec>();
     g->ns = ns;
     g->name_prefix = "gang-" + std::to_string(i) + "-";
@@ -416,6 +459,10 @@ private:
         return fail(w + ".topologyKey", "invalid label key \"" + *key + "\": " + problem);
       g->topology_key = *key;
     }
+    auto set = get_string(s, "competingSet", w, false);
+    if (!set) return set.err();
+    if (s["competingSet"] && set->empty()) return fail(w + ".competingSet", "must name a set, got \"\"");
+    g->competing_set = *set;
     return std::shared_ptr<const gang_spec>(std::move(g));
   }
 
@@ -617,6 +664,8 @@ private:
   std::filesystem::path dir_;
   std::vector<std::string> warnings_;
   cluster_manifests created_;  // every createAny object so far
+  std::set<std::string> open_sets_;                  // competing sets with no barrier after them yet
+  std::map<std::string, std::string> ended_sets_;    // competing set -> the barrier that ended it
   std::string storage_created_;  // the last op that created storage objects one by one ("" none)
 };
 

@@ -29,6 +29,7 @@
 //       minCount: 8                 # default: size
 //       topologyKey: topology.kubernetes.io/zone   # optional: schedulingConstraints.topology[0].key
 //       api: workload               # workload (default) | coscheduling
+//       competingSet: pool-0        # optional: these gangs compete with the set's others (see below)
 //   - opcode: churn
 //     mode: recreate                # recreate | create
 //     number: 1
@@ -70,6 +71,14 @@
 // PodGroup (spec.minMember; topologyKey is refused: that API has no topology) and each pod carries
 // the label scheduling.x-k8s.io/pod-group. Like a createAny, such an op cannot follow an op that
 // created storage objects one by one.
+//
+// podGroup.competingSet names a set of gangs created to compete for capacity that fits exactly one
+// of them: every gang of every op naming the set (two gangs of one op, or one gang each of two ops,
+// of either API). bench expects exactly one gang of each set bound whole and every other with no
+// member bound (actors/invariants.hpp, check_competing_gangs). Such an op needs
+// skipWaitToCompletion: true, and a barrier after the set's last op: that barrier waits only for
+// the pods the outcome binds at least (the set's smallest minCount; barrier_may_stay_pending), so
+// the losers may stay pending. A set needs at least two gangs, and all of them before one barrier.
 //
 // Churn: recreate creates `number` objects of each Node/Pod template on one tick and deletes them on
 // the next (scheduler_perf's ring of `number` slots; the same for number: 1, the only value its
@@ -153,6 +162,7 @@ struct gang_spec {
   size_t size = 0;
   int32_t min_count = 0;
   std::string topology_key;  // "" = none
+  std::string competing_set; // "" = none
   std::string name_prefix;   // "gang-<op index>-": gang n is name_prefix + n
   std::string ns;
   std::string group_name(size_t gang) const { return name_prefix + std::to_string(gang); }
@@ -180,6 +190,18 @@ struct workload_op {
   uint32_t churn_interval_ms = 1000;
   std::vector<std::shared_ptr<const node_template>> churn_nodes;
   std::vector<std::shared_ptr<const pod_template>> churn_pods;
+  // barrier: of the pods it awaits, how many may stay unbound (the losers of the competing sets it
+  // ends: each set's pods minus its smallest minCount).
+  size_t barrier_may_stay_pending = 0;
+};
+
+// podGroup.competingSet: the gangs of one set, in op order.
+struct competing_set {
+  std::string name;
+  std::string where;                    // "file: ops[i].podGroup.competingSet" of its first op
+  std::vector<std::string> group_keys;  // pod_group_key of each gang
+  size_t pods = 0;                      // its gangs' pods
+  size_t smallest_min_count = 0;
 };
 
 struct workload {
@@ -188,6 +210,7 @@ struct workload {
   std::string description;
   double threshold = 0;
   std::vector<workload_op> ops;
+  std::vector<competing_set> competing_sets;
   // What the templates' manifests warned of (unknown fields), each naming the op and the file.
   std::vector<std::string> warnings;
 

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -184,6 +185,49 @@ TEST(GangWorkload, GroupsAccumulateWithCreateAnyObjects) {
   EXPECT_EQ(w->gang_count(), 3u);
 }
 
+TEST(GangWorkload, CompetingSetsGatherGangsAcrossOpsAndApis) {
+  auto w = load_workload(scratch_workload(
+    "competing", "name: G\nops:\n" + nodes_op +
+                   "- {opcode: createPods, count: 8, podTemplatePath: templates/pod.yaml, collectMetrics: true, "
+                   "skipWaitToCompletion: true, podGroup: {size: 4, competingSet: p0}}\n"
+                   "- {opcode: createPods, count: 4, podTemplatePath: templates/pod.yaml, collectMetrics: true, "
+                   "skipWaitToCompletion: true, podGroup: {size: 4, minCount: 3, competingSet: p1}}\n"
+                   "- {opcode: createPods, count: 4, podTemplatePath: templates/pod.yaml, collectMetrics: true, "
+                   "skipWaitToCompletion: true, podGroup: {size: 4, api: coscheduling, competingSet: p1}}\n"
+                   "- {opcode: barrier}\n"));
+  ASSERT_TRUE(w) << w.err().message;
+  ASSERT_EQ(w->competing_sets.size(), 2u);
+  const competing_set& p0 = w->competing_sets[0];
+  EXPECT_EQ(p0.name, "p0");
+  EXPECT_EQ(p0.group_keys, (std::vector<std::string>{pod_group_key(pod_group_api::workload, "namespace-1", "gang-1-0"),
+                                                     pod_group_key(pod_group_api::workload, "namespace-1", "gang-1-1")}));
+  EXPECT_EQ(p0.pods, 8u);
+  const competing_set& p1 = w->competing_sets[1];
+  EXPECT_EQ(p1.group_keys,
+            (std::vector<std::string>{pod_group_key(pod_group_api::workload, "namespace-2", "gang-2-0"),
+                                      pod_group_key(pod_group_api::coscheduling, "namespace-3", "gang-3-0")}));
+  EXPECT_EQ(p1.smallest_min_count, 3u);
+  // The barrier waits for 4 of p0's 8 pods and 3 of p1's 8: 9 may stay pending.
+  EXPECT_EQ(w->ops[4].barrier_may_stay_pending, 4u + 5u);
+  EXPECT_EQ(w->ops[1].gang->competing_set, "p0");
+}
+
+TEST(ShippedGangWorkloads, CompetingWorkloadsPairGangsOfBothApis) {
+  for (const char* file : {"gang-competing.yaml", "gang-competing-ci.yaml"}) {
+    auto w = load_workload(std::string(KAS_BENCH_WORKLOADS) + "/" + file);
+    ASSERT_TRUE(w) << w.err().message;
+    EXPECT_GE(w->competing_sets.size(), 3u) << file;
+    std::set<pod_group_api> apis;
+    for (auto& op : w->ops)
+      if (op.gang) {
+        EXPECT_FALSE(op.gang->competing_set.empty()) << file << ": " << op.where;
+        apis.insert(op.gang->api);
+      }
+    EXPECT_EQ(apis.size(), 2u) << file << ": both PodGroup APIs";
+    for (auto& set : w->competing_sets) EXPECT_GE(set.group_keys.size(), 2u) << file << ": " << set.name;
+  }
+}
+
 // --- bad inputs ---------------------------------------------------------------------------------
 
 struct bad_case {
@@ -240,6 +284,22 @@ std::vector<bad_case> bad_cases() {
                 "- {opcode: createPods, count: 2, podTemplatePath: templates/pod.yaml, collectMetrics: true, podGroup: "
                 "{size: 2}}\n",
      {"W: ops[2].podGroup: a createPods with podGroup cannot follow ", "ops[1], which created storage objects"}},
+    {"competing_set_empty", gang_ops(4, "{size: 2, competingSet: ''}", ", skipWaitToCompletion: true"),
+     {pg + ".competingSet: must name a set, got \"\""}},
+    {"competing_set_a_list", gang_ops(4, "{size: 2, competingSet: [a]}", ", skipWaitToCompletion: true"),
+     {pg + ".competingSet: expected a string, got a list"}},
+    {"competing_set_waits_per_op", gang_ops(4, "{size: 2, competingSet: p0}") + "- {opcode: barrier}\n",
+     {pg + ".competingSet: needs skipWaitToCompletion: true"}},
+    {"competing_set_of_one_gang", gang_ops(4, "{size: 4, competingSet: p0}", ", skipWaitToCompletion: true") +
+                                    "- {opcode: barrier}\n",
+     {pg + ".competingSet: competing set \"p0\" has one gang; it needs at least two"}},
+    {"competing_set_without_barrier", gang_ops(4, "{size: 2, competingSet: p0}", ", skipWaitToCompletion: true"),
+     {pg + ".competingSet: no barrier after competing set \"p0\""}},
+    {"competing_set_split_by_a_barrier",
+     gang_ops(2, "{size: 2, competingSet: p0}", ", skipWaitToCompletion: true") +
+       "- {opcode: barrier}\n- {opcode: createPods, count: 2, podTemplatePath: templates/pod.yaml, "
+       "skipWaitToCompletion: true, podGroup: {size: 2, competingSet: p0}}\n- {opcode: barrier}\n",
+     {"W: ops[3].podGroup.competingSet: competing set \"p0\" already ended at the barrier ops[2]"}},
   };
 }
 
