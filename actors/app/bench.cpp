@@ -72,6 +72,9 @@ using bench_watcher_actor = caf::typed_actor<
   // Await these pods (namespace/name keys: an apiserver gives created pods uids of its own): progress
   // counts them.
   caf::reacts_to<wait_atom, std::vector<std::string>>,
+  // The same, of which this many may stay unbound (the losers of competing gangs): progress and
+  // "everything awaited is bound" count the others.
+  caf::reacts_to<wait_atom, std::vector<std::string>, uint64_t>,
   // {bound in total, awaited, awaited and bound, nodes seen}. Given the node count the caller saw
   // last (~0: answer at once), the reply waits until the node count moved, everything awaited is
   // bound, or 200 ms passed: callers wait on replies instead of sleeping. A pod bound does not
@@ -85,11 +88,15 @@ struct watcher_state {
   std::shared_ptr<cluster_objects> objects;  // the latest objects, storage changes applied in place
   std::unordered_set<std::string> awaited;
   uint64_t awaited_bound = 0;
+  uint64_t may_stay_pending = 0;  // awaited pods that need not bind
   uint64_t nodes = 0;
   watch_credit credit;
   bench_clock::time_point origin;
   std::optional<caf::typed_response_promise<std::vector<uint64_t>>> pending;
-  std::vector<uint64_t> stats() const { return {log->bound_at.size(), awaited.size(), awaited_bound, nodes}; }
+  // Awaited: the pods that must bind.
+  uint64_t must_bind() const { return awaited.size() - std::min<uint64_t>(may_stay_pending, awaited.size()); }
+  bool all_bound() const { return !awaited.empty() && awaited_bound >= must_bind(); }
+  std::vector<uint64_t> stats() const { return {log->bound_at.size(), must_bind(), awaited_bound, nodes}; }
   static inline const char* name = "bench_watcher";
 };
 
@@ -126,7 +133,7 @@ void watcher_observe(watcher_self self, const cluster_change& ch) {
   }
   if (st.log->bound_at.emplace(np->key(), now_ns(st.origin)).second && st.awaited.count(np->key())) {
     st.awaited_bound++;
-    if (st.pending && st.awaited_bound >= st.awaited.size()) st.pending->deliver(st.stats()), st.pending.reset();
+    if (st.pending && st.all_bound()) st.pending->deliver(st.stats()), st.pending.reset();
   }
 }
 
@@ -143,10 +150,15 @@ bench_watcher_actor spawn_watcher(caf::actor_system& sys, bench_clock::time_poin
         for (auto& u : keys)
           if (st.awaited.insert(u).second && st.log->bound_at.count(u)) st.awaited_bound++;
       },
+      [=](wait_atom, const std::vector<std::string>& keys, uint64_t may_stay_pending) {
+        auto& st = self->state;
+        st.may_stay_pending += may_stay_pending;
+        for (auto& u : keys)
+          if (st.awaited.insert(u).second && st.log->bound_at.count(u)) st.awaited_bound++;
+      },
       [=](stats_atom, uint64_t seen) -> caf::result<std::vector<uint64_t>> {
         auto& st = self->state;
-        bool all_bound = !st.awaited.empty() && st.awaited_bound >= st.awaited.size();
-        if (st.pending || st.nodes != seen || all_bound) return st.stats();
+        if (st.pending || st.nodes != seen || st.all_bound()) return st.stats();
         st.pending = self->make_response_promise<std::vector<uint64_t>>();
         self->delayed_send(self, std::chrono::milliseconds(200), tick_atom::value);
         return *st.pending;
@@ -305,7 +317,14 @@ void print_json(const bench_result& r) {
     w.key("measured").value(i64(r.gangs)).key("bound").value(i64(r.gangs_bound));
     w.key("gangsPerSecond").value(r.gangs_per_second).key("gangPodsPerSecond").value(r.gang_pods_per_second);
     pct("lastCreatedToLastBoundMs", r.gang_latency_ms);
+    w.key("pending").value(i64(r.gangs_pending));
     w.end_object();
+  }
+  if (r.competing_sets > 0) {
+    w.key("competingSets").begin_object().key("sets").value(i64(r.competing_sets));
+    w.key("settled").value(i64(r.competing_sets_settled));
+    w.key("queueAtEnd").begin_object().key("backoff").value(i64(r.queue_backoff_at_end));
+    w.key("unschedulable").value(i64(r.queue_unschedulable_at_end)).end_object().end_object();
   }
   w.key("measuredOps").begin_array();
   for (auto& o : r.measured_ops) {
@@ -353,8 +372,15 @@ void print_table(const bench_result& r) {
   std::printf("latency (ms)        p50 %.1f  p90 %.1f  p95 %.1f  p99 %.1f  max %.1f\n", r.latency_ms.p50,
               r.latency_ms.p90, r.latency_ms.p95, r.latency_ms.p99, r.latency_ms.max);
   if (r.gangs > 0) {
-    std::printf("gangs               %zu/%zu bound, %.1f gangs/s, gang pods %.0f pods/s\n", r.gangs_bound, r.gangs,
-                r.gangs_per_second, r.gang_pods_per_second);
+    std::printf("gangs               %zu/%zu bound, %zu pending, %.1f gangs/s, gang pods %.0f pods/s\n", r.gangs_bound,
+                r.gangs, r.gangs_pending, r.gangs_per_second, r.gang_pods_per_second);
+    if (r.competing_sets > 0)
+      std::printf("competing sets      %zu/%zu settled (one gang bound whole, the others wholly pending)%s\n",
+                  r.competing_sets_settled, r.competing_sets,
+                  r.stalled ? ""
+                            : ("; losers at the end: " + std::to_string(r.queue_backoff_at_end) + " in backoff, " +
+                               std::to_string(r.queue_unschedulable_at_end) + " unschedulable")
+                                .c_str());
     std::printf("gang latency (ms)   p50 %.1f  p99 %.1f  max %.1f  (last member created -> last member bound)\n",
                 r.gang_latency_ms.p50, r.gang_latency_ms.p99, r.gang_latency_ms.max);
     for (auto& o : r.measured_ops)
@@ -541,7 +567,10 @@ private:
           break;
         case workload_opcode::barrier:
           // Every pod created so far, skipWaitToCompletion ones too (as scheduler_perf's barrier).
-          if (!unawaited_.empty()) self->send(watcher_, wait_atom::value, std::exchange(unawaited_, {}));
+          // The losers of the competing sets it ends may stay pending (op.barrier_may_stay_pending).
+          if (!unawaited_.empty())
+            self->send(watcher_, wait_atom::value, std::exchange(unawaited_, {}),
+                       static_cast<uint64_t>(op.barrier_may_stay_pending));
           if (!wait_for_bound(self)) stalled_ = true;
           if (died()) return actor_died_exit_code;
           break;
@@ -630,6 +659,28 @@ private:
     }
   }
 
+  // Competing gangs keep their losers coming back: a losing gang's failed attempt forgets the
+  // members it had reserved (the room its pool had left), an AssignedPodDelete that moves every other
+  // losing gang (not its own members) to backoff, so with two losers or more they take turns failing
+  // for as long as the scheduler runs, and the queue is never quiescent. Wait instead until no cycle
+  // is in flight and activeQ is empty (losers may sit in backoff), asking the queue every 10 ms; the
+  // queue's counts then are the result's queueAtEnd. Returns true when a core actor died.
+  template <class OnError>
+  bool wait_for_no_cycle(caf::scoped_actor& self, const scheduler_instance& sched, OnError fail) {
+    for (;;) {
+      std::optional<queue_stats> qs;
+      if (await_reply(self, sched.wiring->queue, [&](queue_stats s) { qs = s; }, fail, stats_atom::value)) return true;
+      if (!qs) return false;  // the error is reported; collect fails
+      if (qs->active == 0 && qs->in_flight == 0) {
+        r_.queue_backoff_at_end = qs->backoff;
+        r_.queue_unschedulable_at_end = qs->unschedulable;
+        return false;
+      }
+      self->delayed_send(self, std::chrono::milliseconds(10), tick_atom::value);
+      self->receive([](tick_atom) {});
+    }
+  }
+
   int collect(caf::actor_system& sys, caf::scoped_actor& self, const scheduler_instance& sched) {
     int rc = 0;
     auto fail = [&](caf::error& e) { rc = 1, std::cerr << "error: " << sys.render(e) << "\n"; };
@@ -641,8 +692,11 @@ private:
     // reply does), and only then the cluster: otherwise Events still in flight go uncounted.
     // After a stall the queue may never be quiescent (gang members waiting at Permit hold their
     // cycles for the group's timeout, 5 minutes by default): report the state as it is instead.
-    if (!stalled_ && await_reply(self, sched.wiring->queue, [](queue_stats) {}, fail, done_atom::value))
+    // A workload with competing gangs never leaves the queue quiescent (wait_for_no_cycle).
+    if (!stalled_ && wl_.competing_sets.empty() &&
+        await_reply(self, sched.wiring->queue, [](queue_stats) {}, fail, done_atom::value))
       return actor_died_exit_code;
+    if (!stalled_ && !wl_.competing_sets.empty() && wait_for_no_cycle(self, sched, fail)) return actor_died_exit_code;
     std::vector<pod_outcome> outcomes;
     self->request(sched.wiring->recorder, caf::infinite, outcomes_atom::value)
       .receive([&](std::vector<pod_outcome>& o) { outcomes = std::move(o); }, fail);
@@ -715,6 +769,7 @@ private:
         ++bound_members;
         last_bound = std::max(last_bound, it->second);
       }
+      if (bound_members == 0) r_.gangs_pending++;
       if (bound_members < g.min_count || bound_members == 0) continue;
       r_.gangs_bound++;
       r_.gang_latencies_ms.push_back(static_cast<double>(last_bound - created) / 1e6);
@@ -767,6 +822,19 @@ private:
     r_.invariant_checks = inv.checks;
     r_.violations = std::move(inv.violations);
     for (auto& d : log->double_binds) r_.violations.push_back("double bind: " + d);
+    // Competing gangs: one of each set bound whole, the others wholly pending (no deadlock, nothing
+    // partly placed). Their losers are pending with a reason, which the lost-pod check below asks.
+    if (!wl_.competing_sets.empty()) {
+      std::vector<competing_gangs> sets;
+      for (auto& c : wl_.competing_sets) sets.push_back({c.name, c.group_keys});
+      competing_outcome out;
+      static const cluster_objects no_objects;
+      auto comp = check_competing_gangs(sets, pods, objects_ ? *objects_ : no_objects, &out);
+      r_.invariant_checks += comp.checks;
+      r_.competing_sets = out.sets;
+      r_.competing_sets_settled = out.settled;
+      for (auto& v : comp.violations) r_.violations.push_back(std::move(v));
+    }
     if (final_snap) {
       auto reserved = check_nothing_reserved(*final_snap, pods);
       r_.invariant_checks += reserved.checks;

@@ -52,6 +52,13 @@ struct bench_result {
   // Gangs (createPods ops with podGroup) among the measured pods; all zero without them.
   size_t gangs = 0;              // measured gangs
   size_t gangs_bound = 0;        // of which at least minCount members bound
+  size_t gangs_pending = 0;      // of which no member bound
+  // Competing sets (podGroup competingSet): gangs made to compete for capacity that fits one of them.
+  size_t competing_sets = 0;
+  size_t competing_sets_settled = 0;  // one gang bound whole, every other with no member bound
+  // The queue once no cycle was in flight at the end: where the losers were (see bench.cpp's
+  // wait_for_no_cycle; losers keep retrying, so some sit in backoff rather than unschedulable).
+  size_t queue_backoff_at_end = 0, queue_unschedulable_at_end = 0;
   double gangs_per_second = 0;   // gangs_bound / measured_seconds
   // Gang members bound per second, from the first gang member created to the last one bound (with
   // plain pods in the same phase, the gang pods' own rate).
