@@ -66,6 +66,8 @@ const std::vector<shipped_case>& shipped() {
     {"gang-baseline-plain.yaml", "GangBaselinePlain", 5000, 1000, 10240, 0},
     {"gang-mixed-fill.yaml", "GangMixedFill", 5000, 0, 18000, 0},
     {"gang-mixed-fill-baseline.yaml", "GangMixedFillBaseline", 5000, 0, 18000, 0},
+    {"gang-competing.yaml", "GangCompeting", 504, 0, 1136, 0},
+    {"gang-competing-ci.yaml", "GangCompetingCI", 32, 0, 72, 0},
   };
   return cases;
 }
