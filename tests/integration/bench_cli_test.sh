@@ -20,6 +20,9 @@ run-volumes-csi
 run-volumes-migrated
 run-gangs
 run-gangs-table
+run-gangs-competing
+gangs-competing-uncontested-fails
+gangs-competing-none-fits-fails
 bad-workload-gang-size
 bad-gangs-through-kubeconfig
 bad-missing-workload
@@ -176,6 +179,49 @@ PY
     # A workload without gangs prints no gang lines.
     run --workload "$ci" --output table --quiet
     ! grep -qF "gang" "$tmp/out" || { show; fail "a workload without gangs shows gang lines"; } ;;
+  run-gangs-competing)
+    # Gangs competing for pools that fit one each (bench/workloads/gang-competing-ci.yaml: four sets,
+    # both PodGroup APIs, one set of three), 16 pods in flight: every set ends with one gang bound
+    # whole and the others wholly pending, reported unschedulable; no deadlock (the barrier, which
+    # waits only for the winners, returns; nothing stalls); no violation.
+    run --workload "$workloads/gang-competing-ci.yaml" --config "$root/bench/configs/pipeline-depth-16.yaml" \
+      --output json --quiet
+    [ "$rc" -eq 0 ] || { show; fail "exit code $rc, want 0"; }
+    python3 - "$tmp/out" <<'PY' || { show; fail "bad competing gang result"; }
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert (r["workload"], r["nodes"], r["measuredPods"]) == ("GangCompetingCI", 32, 72), (r["workload"], r["nodes"], r["measuredPods"])
+assert r["runtime"]["pipelineDepth"] == 16, r["runtime"]
+assert not r["stalled"], "stalled"
+g = r["gangs"]
+assert (g["measured"], g["bound"], g["pending"]) == (9, 4, 5), g
+c = r["competingSets"]
+assert (c["sets"], c["settled"]) == (4, 4), c
+# The winners' 4 x 8 pods bound; every loser's pod pending with a reason.
+assert (r["scheduled"], r["unschedulable"]) == (32, 40), (r["scheduled"], r["unschedulable"])
+assert r["invariants"]["violations"] == [], r["invariants"]
+assert r["invariants"]["checks"] > 0, r["invariants"]
+PY
+    run --workload "$workloads/gang-competing-ci.yaml" --config "$root/bench/configs/pipeline-depth-16.yaml" \
+      --output table --quiet
+    [ "$rc" -eq 0 ] || { show; fail "table run: exit code $rc, want 0"; }
+    for w in "gangs               4/9 bound, 5 pending" "competing sets      4/4 settled" "0 violations"; do
+      grep -qF -- "$w" "$tmp/out" || { show; fail "table does not show: $w"; }
+    done ;;
+  gangs-competing-uncontested-fails|gangs-competing-none-fits-fails)
+    # A competing set whose pool (4 slots a node) fits both gangs (uncontested: 16 slots, gangs of
+    # 4) or neither (4 slots, gangs of 8: none bound, as a deadlock would end; the barrier stalls) is
+    # a violation on stdout, and the run exits 1.
+    t=$workloads/templates
+    case "$name" in
+      *uncontested*) pool=4 size=4 want="competing set pool-0: 2 gangs bound whole (the capacity was not contested)" ;;
+      *) pool=1 size=8 want="competing set pool-0: no gang bound whole (a deadlock, or capacity for none)" ;;
+    esac
+    printf 'name: X\nops:\n- {opcode: createNodes, count: %s, nodeTemplatePath: %s, labelNodePrepareStrategy: {labelKey: bench.kube-actor-scheduler.io/pool, labelValues: [pool-0]}}\n- {opcode: createPods, count: %s, podTemplatePath: %s, podGroup: {size: %s, competingSet: pool-0}, skipWaitToCompletion: true, collectMetrics: true}\n- {opcode: barrier}\n' \
+      "$pool" "$t/node-default.yaml" $((size * 2)) "$t/gang-compete-pool-0.yaml" "$size" >"$tmp/w.yaml"
+    run --workload "$tmp/w.yaml" --stall-timeout 1 --output table --quiet
+    [ "$rc" -eq 1 ] || { show; fail "exit code $rc, want 1"; }
+    grep -qF -- "VIOLATION: $want" "$tmp/out" || { show; fail "stdout does not show: VIOLATION: $want"; } ;;
   bad-workload-gang-size)
     t=$workloads/templates
     printf 'name: X\nops:\n- {opcode: createNodes, count: 1, nodeTemplatePath: %s}\n- {opcode: createPods, count: 10, podTemplatePath: %s, podGroup: {size: 4}, collectMetrics: true}\n' \
