@@ -29,6 +29,77 @@ std::string display_keys(const pod_group& g) {
 
 }  // namespace
 
+// The domains of one set of topology keys over a snapshot's nodes: for each node its domain, and
+// for each domain (in order of the joined values, as kube's maps iterate) its nodes' names, sorted
+// (what a PreFilterResult holds). Built once with a string per node; then brought up to date with
+// each snapshot by comparing node pointers: a node whose object changed (a pod was added, say) keeps
+// its domain unless its name or the keys' values changed, which rebuilds the index. Holding the
+// node pointers keeps those objects alive, so an equal pointer is the same, unchanged node.
+struct gang_scheduling::domain_index {
+  std::vector<std::string> keys;
+  std::vector<node_info_ptr> nodes;  // the nodes of the snapshot it is up to date with
+  std::vector<int32_t> domain_of;    // node index -> domain id; -1: the node lacks a key
+  std::vector<std::string> domains;  // id -> the keys' values joined by '\x1f', sorted
+  std::vector<std::vector<std::string>> names;  // id -> the names of its nodes, sorted
+
+  bool same_values(const node_info& a, const node_info& b) const {
+    if (a.labels.identity() == b.labels.identity()) return true;
+    for (auto& k : keys) {
+      const std::string* x = a.labels.get(k);
+      const std::string* y = b.labels.get(k);
+      if ((x == nullptr) != (y == nullptr) || (x && *x != *y)) return false;
+    }
+    return true;
+  }
+
+  void rebuild(const snapshot& snap) {
+    pod_group g;  // topology_domain reads only the keys
+    g.topology_keys = keys;
+    std::map<std::string, std::vector<uint32_t>> by_domain;
+    std::vector<std::string> of(snap.size());
+    nodes.assign(snap.size(), nullptr);
+    for (size_t i = 0; i < snap.size(); ++i) {
+      nodes[i] = snap.node_ptr(i);
+      of[i] = topology_domain(g, *nodes[i]);
+      if (!of[i].empty()) by_domain[of[i]].push_back(static_cast<uint32_t>(i));
+    }
+    domains.clear();
+    names.clear();
+    domain_of.assign(snap.size(), -1);
+    for (auto& [d, members] : by_domain) {
+      auto id = static_cast<int32_t>(domains.size());
+      domains.push_back(d);
+      auto& n = names.emplace_back();
+      n.reserve(members.size());
+      for (uint32_t i : members) {
+        domain_of[i] = id;
+        n.push_back(nodes[i]->name);
+      }
+      std::sort(n.begin(), n.end());
+    }
+  }
+
+  void update(const snapshot& snap) {
+    if (nodes.size() != snap.size()) return rebuild(snap);
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      const node_info_ptr& p = snap.node_ptr(i);
+      if (p == nodes[i]) continue;
+      if (p->name != nodes[i]->name || !same_values(*p, *nodes[i])) return rebuild(snap);
+      nodes[i] = p;
+    }
+  }
+
+  // The id of a domain, or -1 when no node of the snapshot is in it.
+  long find(std::string_view domain) const {
+    auto it = std::lower_bound(domains.begin(), domains.end(), domain,
+                               [](const std::string& a, std::string_view b) { return a < b; });
+    return it != domains.end() && *it == domain ? static_cast<long>(it - domains.begin()) : -1;
+  }
+};
+
+gang_scheduling::gang_scheduling() = default;
+gang_scheduling::~gang_scheduling() = default;
+
 std::string topology_domain(const pod_group& g, const node_info& node) {
   std::string d;
   for (size_t i = 0; i < g.topology_keys.size(); ++i) {
@@ -40,44 +111,90 @@ std::string topology_domain(const pod_group& g, const node_info& node) {
   return d;
 }
 
+bool in_topology_domain(const pod_group& g, const node_info& node, std::string_view domain) {
+  if (domain.empty() || g.topology_keys.empty()) return false;
+  size_t pos = 0;
+  for (size_t i = 0; i < g.topology_keys.size(); ++i) {
+    const std::string* v = node.labels.get(g.topology_keys[i]);
+    if (!v) return false;
+    if (i) {
+      if (pos >= domain.size() || domain[pos] != '\x1f') return false;
+      ++pos;
+    }
+    if (domain.substr(pos, v->size()) != *v) return false;
+    pos += v->size();
+  }
+  return pos == domain.size();
+}
+
 fw::status gang_scheduling::pre_filter(fw::cycle_state& state, const pod_info& pod, const snapshot& snap,
-                                       fw::pre_filter_result&) const {
+                                       fw::pre_filter_result& result) const {
+  if (state.gang && state.gang->group && has_min_resources(*state.gang->group))
+    if (auto s = check_min_resources(*state.gang->group, state.gang->key, snap); !s.is_success()) return s;
   const fw::gang_ticket* t = topology_gang(state);
   if (!t) return fw::status::skip();
-  if (!state.gang_domain.empty()) return fw::status::ok();  // an earlier member of the attempt chose it
-  // The first member of the attempt: the domain with the most room for the members still to place,
-  // counted in pods like this one (a gang's members are usually alike).
   const pod_group& g = *t->group;
-  std::map<std::string, int64_t> room;
-  for (size_t i = 0; i < snap.size(); ++i) {
-    std::string d = topology_domain(g, snap.node(i));
-    if (!d.empty()) room[d] += room_for(pod, snap.hot(i));
+  std::lock_guard<std::mutex> lock(index_mu_);
+  auto it = std::find_if(indexes_.begin(), indexes_.end(), [&](auto& ix) { return ix->keys == g.topology_keys; });
+  if (it == indexes_.end()) {
+    // A few key sets at most in a cluster; beyond that the oldest index goes.
+    constexpr size_t max_indexes = 8;
+    if (indexes_.size() >= max_indexes) indexes_.erase(indexes_.begin());
+    indexes_.push_back(std::make_unique<domain_index>());
+    indexes_.back()->keys = g.topology_keys;
+    it = std::prev(indexes_.end());
   }
-  size_t bound = t->bound ? t->bound->size() : 0;
-  int64_t need = std::max<int64_t>(1, static_cast<int64_t>(g.min_count) - static_cast<int64_t>(bound));
-  auto tried = [&](const std::string& d) {
-    return state.gang_tried && std::find(state.gang_tried->begin(), state.gang_tried->end(), d) != state.gang_tried->end();
-  };
-  const std::string* best = nullptr;
-  int64_t best_room = -1;
-  for (bool skip_tried : {true, false}) {
-    for (auto& [d, r] : room)
-      if (r >= need && r > best_room && !(skip_tried && tried(d))) best = &d, best_room = r;
-    if (best) break;
+  domain_index& ix = **it;
+  ix.update(snap);
+  long chosen = -1;
+  if (!state.gang_domain.empty()) {
+    chosen = ix.find(state.gang_domain);  // an earlier member of the attempt chose it
+  } else {
+    // The first member of the attempt: the domain with the most room for the members still to
+    // place, counted in pods like this one (a gang's members are usually alike).
+    std::vector<int64_t> room(ix.domains.size(), 0);
+    for (size_t i = 0; i < snap.size(); ++i)
+      if (int32_t d = ix.domain_of[i]; d >= 0) room[static_cast<size_t>(d)] += room_for(pod, snap.hot(i));
+    std::vector<bool> tried(ix.domains.size(), false);
+    if (state.gang_tried)
+      for (auto& d : *state.gang_tried)
+        if (long id = ix.find(d); id >= 0) tried[static_cast<size_t>(id)] = true;
+    size_t bound = t->bound ? t->bound->size() : 0;
+    int64_t need = std::max<int64_t>(1, static_cast<int64_t>(g.min_count) - static_cast<int64_t>(bound));
+    int64_t best_room = -1;
+    for (bool skip_tried : {true, false}) {
+      for (size_t d = 0; d < room.size(); ++d)
+        if (room[d] >= need && room[d] > best_room && !(skip_tried && tried[d]))
+          chosen = static_cast<long>(d), best_room = room[d];
+      if (chosen >= 0) break;
+    }
+    if (chosen < 0)
+      return fw::status(fw::code::unschedulable_and_unresolvable,
+                        fw::intern("no single " + display_keys(g) + " domain has room for " + std::to_string(need) +
+                                   " members of the pod group"));
+    state.gang_domain = ix.domains[static_cast<size_t>(chosen)];
   }
-  if (!best)
-    return fw::status(fw::code::unschedulable_and_unresolvable,
-                      fw::intern("no single " + display_keys(g) + " domain has room for " + std::to_string(need) +
-                                 " members of the pod group"));
-  state.gang_domain = *best;
+  // The domain's nodes, sorted: the set is built in linear time. Empty when the chosen domain has
+  // no node left in this snapshot: the framework then rejects the pod naming this plugin.
+  result.node_names.emplace();
+  if (chosen >= 0) {
+    auto& names = ix.names[static_cast<size_t>(chosen)];
+    result.node_names->insert(names.begin(), names.end());
+  }
   return fw::status::ok();
 }
 
 fw::status gang_scheduling::filter(const fw::cycle_state& state, const pod_info&, const node_info& node) const {
   const fw::gang_ticket* t = topology_gang(state);
   if (!t || state.gang_domain.empty()) return fw::status::ok();
-  if (topology_domain(*t->group, node) == state.gang_domain) return fw::status::ok();
+  if (in_topology_domain(*t->group, node, state.gang_domain)) return fw::status::ok();
   return fw::status::unresolvable(wrong_domain);
+}
+
+bool gang_scheduling::hot_filter(const fw::cycle_state&, const pod_info&, fw::hot_filter&) const {
+  // Without a domain Filter passes everywhere; with one, PreFilter's result holds only the
+  // domain's nodes, the only candidates the hot path sees.
+  return true;
 }
 
 bool gang_scheduling::sign_pod(const pod_info& pod, std::string& out) const {
@@ -121,9 +238,16 @@ std::vector<fw::cluster_event_with_hint> gang_scheduling::events_to_register() c
     if (!pod.in_group() || !added || !added->in_group()) return fw::queueing_hint::skip;
     return added->group_key == pod.group_key ? fw::queueing_hint::queue : fw::queueing_hint::skip;
   };
+  // Room that frees or appears may fit a gang that no single topology domain, or the cluster's
+  // free resources (Coscheduling's minResources), had room for.
+  auto room = [](const pod_info&, const fw::event_objects&) { return fw::queueing_hint::queue; };
   return {
     {{fw::event_resource::unscheduled_pod, fw::act_add, "UnscheduledPodAdd"}, same_group},
     {{fw::event_resource::assigned_pod, fw::act_add, "AssignedPodAdd"}, same_group},
+    {{fw::event_resource::assigned_pod, fw::act_delete, "AssignedPodDelete"}, room},
+    {{fw::event_resource::node, fw::act_add | fw::act_update_node_allocatable | fw::act_update_node_label,
+      "NodeAdd|NodeAllocatableChange|NodeLabelChange"},
+     room},
   };
 }
 

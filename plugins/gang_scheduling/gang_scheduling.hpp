@@ -9,6 +9,12 @@
 //     domain with the most room for the members still to place, skipping domains the gang failed
 //     in before while another fits; the cycle driver keeps that choice for the attempt's other
 //     members. A gang no single domain has room for fails with a message that says so.
+//     PreFilter returns the domain's nodes as its PreFilterResult, so the framework runs Filter
+//     only there (a zone of 500 nodes out of 5000 is scanned, not the whole cluster); Filter
+//     still rejects a node of another domain for callers that filter a given node (a nominated
+//     node, preemption's dry runs). The domains and their nodes come from an index the plugin
+//     keeps over the snapshots it sees (see domain_index in the .cpp), brought up to date by
+//     comparing node pointers, so a cycle builds no string per node.
 //   - Permit makes every member Wait ("waiting for minCount pods from a gang to be scheduled"),
 //     for the group's scheduleTimeoutSeconds, or kube's 5 minutes. The permit coordinator counts
 //     the members holding reservations and admits the whole gang at once when minCount is
@@ -17,6 +23,7 @@
 // The scheduling queue hands a gang's members out together, one gang at a time (queue_state).
 #include <chrono>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -44,6 +51,8 @@ public:
   static result<std::shared_ptr<fw::plugin>> make(const YAML::Node& args, const std::string& path,
                                                   const fw::handle& h);
 
+  gang_scheduling();
+  ~gang_scheduling() override;
   std::string_view name() const override { return plugin_name; }
   fw::status pre_enqueue(const pod_info& pod, const fw::group_directory& groups) const override;
   fw::status pre_filter(fw::cycle_state& state, const pod_info& pod, const snapshot& snap,
@@ -51,17 +60,40 @@ public:
   fw::status filter(const fw::cycle_state& state, const pod_info& pod, const node_info& node) const override;
   fw::status permit(fw::cycle_state& state, const pod_info& pod, const std::string& node,
                     std::chrono::milliseconds& timeout) const override;
+  // PreFilter narrowed the candidates to the domain's nodes: there Filter passes, so it adds
+  // nothing to the hot path's checks.
+  bool hot_filter(const fw::cycle_state& state, const pod_info& pod, fw::hot_filter& out) const override;
   std::vector<fw::cluster_event_with_hint> events_to_register() const override;
   // Members of one group batch only with each other.
   bool sign_pod(const pod_info& pod, std::string& out) const override;
+
+  // The domains of a set of topology keys over one snapshot's nodes (defined in the .cpp).
+  struct domain_index;
+
+private:
+  // One index per set of topology keys seen (usually one), updated under index_mu_ to the
+  // snapshot of the cycle that uses it. The workers run PreFilter concurrently; each holds the
+  // lock for a comparison of node pointers and the copy of one domain's node names.
+  mutable std::mutex index_mu_;
+  mutable std::vector<std::unique_ptr<domain_index>> indexes_;
 };
 
 // The message every member of a gang that could not be placed whole reports, e.g.
 // "pod group team-a/train-1: 6/8 members could be placed (minCount 8)".
 std::string gang_failure_message(const pod_group& g, size_t placed, size_t members);
 
+// Coscheduling's minResources (scheduler-plugins' PodGroupManager.PreFilter): the free resources
+// summed over the snapshot's nodes, the group's own pods counted as free, must cover
+// spec.minResources and minMember pods. Else UnschedulableAndUnresolvable "resource gap: <what
+// is missing>" (upstream's words before its Go map of quantities). min_resources.cpp.
+bool has_min_resources(const pod_group& g);
+fw::status check_min_resources(const pod_group& g, const std::string& group_key, const snapshot& snap);
+
 // A node's domain for the group's topology keys (their values joined by '\x1f'); empty when the
 // node lacks one of the keys.
 std::string topology_domain(const pod_group& g, const node_info& node);
+// Whether topology_domain(g, node) == domain, compared in place (no string is built). False for an
+// empty domain.
+bool in_topology_domain(const pod_group& g, const node_info& node, std::string_view domain);
 
 }  // namespace kas::plugins
