@@ -8,7 +8,11 @@ namespace kas {
 
 long snapshot::index_of(std::string_view name) const {
   const index_map& shard = *(*index_)[shard_of(name)];
-  auto it = shard.find(std::string(name));
+  // The map has no lookup by string_view (C++17): reuse one key buffer rather than allocate a
+  // string per lookup (the framework looks up every name of a PreFilterResult).
+  thread_local std::string key;
+  key.assign(name.data(), name.size());
+  auto it = shard.find(key);
   return it == shard.end() ? -1 : static_cast<long>(it->second);
 }
 
