@@ -974,6 +974,62 @@ TEST_P(GangPreemptionTest, AGangPreemptsForAllItsMembersOrNotAtAll) {
   EXPECT_GT(says_so, 0u) << "the huge gang's members say why";
 }
 
+// A gang with a topology constraint preempts in one zone only: zone a's low pod is the cheapest
+// victim, but a2 runs a pod above the gang, so only zone b can take both members; b's two low pods
+// go and the gang binds whole in zone b, a1's low pod untouched. Many pods in flight only: with
+// one, the member that preempted waits in backoffQ while the other waits in activeQ, and the
+// queue's turn rule counts only activeQ, in-flight and bound members towards the quorum, so
+// park_stuck_gangs parks both (queue_state, not preemption; reported with issue #16).
+TEST(GangPreemptionTopologyTest, ATopologyGangPreemptsInOneZone) {
+  pipeline_env env;
+  auto zone_node = [&](const std::string& name, const std::string& zone, const std::string& resident, int32_t prio) {
+    node_spec n = node(name, "4", "8Gi");
+    n.labels = {{"topology.kubernetes.io/zone", zone}};
+    env.add_node(make_node(n));
+    auto r = pod(resident, "3", "64Mi");
+    r.node = name;
+    r.priority = prio;
+    env.add_pod(make_pod(r));
+  };
+  zone_node("a1", "a", "low-a1", 5);
+  zone_node("a2", "a", "high-a2", 200);
+  zone_node("b1", "b", "low-b1", 10);
+  zone_node("b2", "b", "low-b2", 10);
+  auto objs = std::make_shared<cluster_objects>();
+  auto g = std::make_shared<pod_group>();
+  g->api = pod_group_api::coscheduling;
+  g->ns = "default";
+  g->name = "train";
+  g->gang = true;
+  g->min_count = 2;
+  g->topology_keys = {"topology.kubernetes.io/zone"};
+  objs->pod_groups[pod_group_key(*g)] = g;
+  std::vector<std::string> members;
+  for (int i = 0; i < 2; ++i) {
+    pod_spec ps = pod("train-" + std::to_string(i), "3", "64Mi");
+    ps.labels = {{coscheduling_pod_group_label, "train"}};
+    ps.priority = 100;
+    auto p = make_pod(ps);
+    members.push_back(p->uid);
+    env.add_pod(p);
+  }
+  caf::anon_send(env.cluster(), create_atom::value, cluster_objects_ptr(objs));
+  scheduler_options opts;
+  opts.skip_idle_backoff = true;
+  opts.runtime.pipeline_depth = 16;
+  ASSERT_TRUE(env.start(opts));
+  ASSERT_TRUE(env.wait_quiescent());
+  env.expect_invariants();
+  auto outs = env.outcomes();
+  for (auto& uid : members) {
+    EXPECT_EQ(outs[uid].status, "Scheduled") << outs[uid].name << ": " << outs[uid].message;
+    EXPECT_EQ(outs[uid].node.substr(0, 1), "b") << outs[uid].name << " on " << outs[uid].node;
+  }
+  std::map<std::string, int> evictions;
+  for (auto& uid : env.preempted_events()) ++evictions[uid];
+  EXPECT_EQ(evictions, (std::map<std::string, int>{{"low-b1", 1}, {"low-b2", 1}}));
+}
+
 INSTANTIATE_TEST_SUITE_P(Depth, GangPreemptionTest, ::testing::Values(1u, 16u),
                          [](const ::testing::TestParamInfo<uint32_t>& i) { return "depth" + std::to_string(i.param); });
 
