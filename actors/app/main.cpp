@@ -11,6 +11,7 @@
 #include "actors/app/logging.hpp"
 #include "actors/app/malloc_tuning.hpp"
 #include "actors/app/metrics_endpoint.hpp"
+#include "messages/descriptors.hpp"
 
 namespace {
 
@@ -313,6 +314,8 @@ int run_command(int argc, char** argv) {
 int main(int argc, char** argv) {
   // Before anything else (no thread, no allocation worth keeping): may replace this process image.
   const std::string untuned = kas::reexec_with_malloc_tuning(argv);
+  // Before any thread starts (messages/descriptors.hpp says why).
+  kas::codec::build_all_descriptors();
   if (argc < 2) {
     usage(std::cerr);
     return 2;

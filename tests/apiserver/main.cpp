@@ -6,6 +6,7 @@
 #include <cstring>
 #include <string>
 
+#include "messages/descriptors.hpp"
 #include "tests/apiserver/auth_reviews.hpp"
 #include "tests/apiserver/request_log.hpp"
 #include "tests/apiserver/server.hpp"
@@ -129,6 +130,7 @@ bool parse_args(int argc, char** argv, kas::testapi::server_options& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  kas::codec::build_all_descriptors();  // before any thread starts (messages/descriptors.hpp)
   kas::testapi::server_options o;
   if (!parse_args(argc, argv, o)) return 2;
   kas::testapi::server s(o);
