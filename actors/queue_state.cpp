@@ -300,6 +300,13 @@ void queue_state::add_unschedulable(const fw::queued_pod_info& info, uint64_t cy
   if (!failed_gang.empty() && !moved) park_gang(failed_gang, *q);
 }
 
+size_t queue_state::backoff_members(const std::string& key) const {
+  size_t n = 0;
+  for (const backoff_set* heap : {&backoff_, &error_backoff_})
+    for (auto& e : *heap) n += e.pod.first->pod->group_key == key;
+  return n;
+}
+
 void queue_state::park_stuck_gangs() {
   std::vector<std::string> stuck;
   for (auto& [key, n] : active_members_) {
@@ -307,7 +314,8 @@ void queue_state::park_stuck_gangs() {
     if (!g || !g->gang || key == turn_.key) continue;
     auto flying = flying_members_.find(key);
     size_t ready = n + (flying == flying_members_.end() ? 0 : flying->second) + groups_.bound(key)->size();
-    if (ready < static_cast<size_t>(g->min_count)) stuck.push_back(key);
+    if (ready < static_cast<size_t>(g->min_count) && ready + backoff_members(key) < static_cast<size_t>(g->min_count))
+      stuck.push_back(key);
   }
   for (auto& key : stuck) park_active_members(key, nullptr);
 }
@@ -359,7 +367,11 @@ bool queue_state::may_pop(const fw::queued_pod_info& q, bool start_turn) {
     return it == m.end() ? size_t{0} : it->second;
   };
   size_t ready = count(active_members_, *key) + count(flying_members_, *key) + groups_.bound(*key)->size();
-  if (ready < static_cast<size_t>(groups_.group(*key)->min_count)) return false;
+  const auto min_count = static_cast<size_t>(groups_.group(*key)->min_count);
+  // Members backing off count too (checked only when the rest fall short: a scan of backoffQ): they
+  // come out of backoff within its 10 s cap, well inside the gang's Permit wait. A member that
+  // preempted for its gang backs off while the others wait in activeQ.
+  if (ready < min_count && ready + backoff_members(*key) < min_count) return false;
   if (start_turn) {
     turn_.key = *key;
     turn_.round = ++rounds_[*key];

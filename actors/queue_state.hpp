@@ -203,6 +203,8 @@ private:
   // A pod group's member entering activeQ: its group and the group's creation time on our clock
   // (fw::queued_pod_info::group). Returns p itself when those are current, else a stamped copy.
   qpod stamp_group(qpod p) const;
+  // A gang's members in backoffQ or the error backoffQ.
+  size_t backoff_members(const std::string& key) const;
   void move_to_active_or_backoff(qpod p, clock::time_point now, std::string_view event);
   void incoming(queue_location queue, std::string_view event) {
     if (incoming_) incoming_(queue, event);

@@ -976,11 +976,12 @@ TEST_P(GangPreemptionTest, AGangPreemptsForAllItsMembersOrNotAtAll) {
 
 // A gang with a topology constraint preempts in one zone only: zone a's low pod is the cheapest
 // victim, but a2 runs a pod above the gang, so only zone b can take both members; b's two low pods
-// go and the gang binds whole in zone b, a1's low pod untouched. Many pods in flight only: with
-// one, the member that preempted waits in backoffQ while the other waits in activeQ, and the
-// queue's turn rule counts only activeQ, in-flight and bound members towards the quorum, so
-// park_stuck_gangs parks both (queue_state, not preemption; reported with issue #16).
-TEST(GangPreemptionTopologyTest, ATopologyGangPreemptsInOneZone) {
+// go and the gang binds whole in zone b, a1's low pod untouched. With one pod in flight the member
+// that preempted backs off while the other waits in activeQ: the queue's turn counts members in
+// backoff towards the quorum, or it would park both and the gang would wait for an unrelated event.
+class GangPreemptionTopologyTest : public ::testing::TestWithParam<uint32_t> {};
+
+TEST_P(GangPreemptionTopologyTest, ATopologyGangPreemptsInOneZone) {
   pipeline_env env;
   auto zone_node = [&](const std::string& name, const std::string& zone, const std::string& resident, int32_t prio) {
     node_spec n = node(name, "4", "8Gi");
@@ -1016,7 +1017,7 @@ TEST(GangPreemptionTopologyTest, ATopologyGangPreemptsInOneZone) {
   caf::anon_send(env.cluster(), create_atom::value, cluster_objects_ptr(objs));
   scheduler_options opts;
   opts.skip_idle_backoff = true;
-  opts.runtime.pipeline_depth = 16;
+  opts.runtime.pipeline_depth = GetParam();
   ASSERT_TRUE(env.start(opts));
   ASSERT_TRUE(env.wait_quiescent());
   env.expect_invariants();
@@ -1029,6 +1030,9 @@ TEST(GangPreemptionTopologyTest, ATopologyGangPreemptsInOneZone) {
   for (auto& uid : env.preempted_events()) ++evictions[uid];
   EXPECT_EQ(evictions, (std::map<std::string, int>{{"low-b1", 1}, {"low-b2", 1}}));
 }
+
+INSTANTIATE_TEST_SUITE_P(Depth, GangPreemptionTopologyTest, ::testing::Values(1u, 16u),
+                         [](const ::testing::TestParamInfo<uint32_t>& i) { return "depth" + std::to_string(i.param); });
 
 INSTANTIATE_TEST_SUITE_P(Depth, GangPreemptionTest, ::testing::Values(1u, 16u),
                          [](const ::testing::TestParamInfo<uint32_t>& i) { return "depth" + std::to_string(i.param); });
