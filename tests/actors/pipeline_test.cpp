@@ -904,6 +904,30 @@ TEST(PipelineTest, ConcurrentCyclesKeepCrossNodeConstraints) {
 // for it, and it stays wholly pending, saying so. One pod in flight or many.
 class GangPreemptionTest : public ::testing::TestWithParam<uint32_t> {};
 
+// A Coscheduling gang (minMember = size) of pods of 3 CPUs at `priority`, its PodGroup put in
+// `objs` and its pods in `env`; returns the members' uids.
+std::vector<std::string> add_gang(pipeline_env& env, cluster_objects& objs, const std::string& name, int size,
+                                  int32_t priority, std::vector<std::string> topology_keys = {}) {
+  auto g = std::make_shared<pod_group>();
+  g->api = pod_group_api::coscheduling;
+  g->ns = "default";
+  g->name = name;
+  g->gang = true;
+  g->min_count = size;
+  g->topology_keys = std::move(topology_keys);
+  objs.pod_groups[pod_group_key(*g)] = g;
+  std::vector<std::string> members;
+  for (int i = 0; i < size; ++i) {
+    pod_spec ps = pod(name + "-" + std::to_string(i), "3", "64Mi");
+    ps.labels = {{coscheduling_pod_group_label, name}};
+    ps.priority = priority;
+    auto p = make_pod(ps);
+    members.push_back(p->uid);
+    env.add_pod(p);
+  }
+  return members;
+}
+
 TEST_P(GangPreemptionTest, AGangPreemptsForAllItsMembersOrNotAtAll) {
   pipeline_env env;
   std::set<std::string> low;
@@ -918,21 +942,7 @@ TEST_P(GangPreemptionTest, AGangPreemptsForAllItsMembersOrNotAtAll) {
   auto objs = std::make_shared<cluster_objects>();
   std::map<std::string, std::string> gang_of;  // uid -> gang
   auto gang = [&](const std::string& name, int size, int32_t priority) {
-    auto g = std::make_shared<pod_group>();
-    g->api = pod_group_api::coscheduling;
-    g->ns = "default";
-    g->name = name;
-    g->gang = true;
-    g->min_count = size;
-    objs->pod_groups[pod_group_key(*g)] = g;
-    for (int i = 0; i < size; ++i) {
-      pod_spec ps = pod(name + "-" + std::to_string(i), "3", "64Mi");
-      ps.labels = {{coscheduling_pod_group_label, name}};
-      ps.priority = priority;
-      auto p = make_pod(ps);
-      gang_of[p->uid] = name;
-      env.add_pod(p);
-    }
+    for (auto& uid : add_gang(env, *objs, name, size, priority)) gang_of[uid] = name;
   };
   gang("train", 4, 100);
   gang("huge", 5, 200);
@@ -997,23 +1007,7 @@ TEST_P(GangPreemptionTopologyTest, ATopologyGangPreemptsInOneZone) {
   zone_node("b1", "b", "low-b1", 10);
   zone_node("b2", "b", "low-b2", 10);
   auto objs = std::make_shared<cluster_objects>();
-  auto g = std::make_shared<pod_group>();
-  g->api = pod_group_api::coscheduling;
-  g->ns = "default";
-  g->name = "train";
-  g->gang = true;
-  g->min_count = 2;
-  g->topology_keys = {"topology.kubernetes.io/zone"};
-  objs->pod_groups[pod_group_key(*g)] = g;
-  std::vector<std::string> members;
-  for (int i = 0; i < 2; ++i) {
-    pod_spec ps = pod("train-" + std::to_string(i), "3", "64Mi");
-    ps.labels = {{coscheduling_pod_group_label, "train"}};
-    ps.priority = 100;
-    auto p = make_pod(ps);
-    members.push_back(p->uid);
-    env.add_pod(p);
-  }
+  auto members = add_gang(env, *objs, "train", 2, 100, {"topology.kubernetes.io/zone"});
   caf::anon_send(env.cluster(), create_atom::value, cluster_objects_ptr(objs));
   scheduler_options opts;
   opts.skip_idle_backoff = true;
