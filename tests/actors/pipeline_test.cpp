@@ -444,8 +444,11 @@ TEST_P(GangTopologyTest, AGangLandsWholeInTheZoneWithRoomForIt) {
   t.env.expect_invariants();
   auto outs = t.env.outcomes();
   EXPECT_EQ(count_status(outs, "Scheduled"), 8u);
-  for (auto& [uid, o] : outs)
-    if (o.status == "Scheduled") EXPECT_EQ(o.node.substr(0, 2), "b-") << o.name << " on " << o.node;
+  for (auto& [uid, o] : outs) {
+    if (o.status == "Scheduled") {
+      EXPECT_EQ(o.node.substr(0, 2), "b-") << o.name << " on " << o.node;
+    }
+  }
 }
 
 TEST_P(GangTopologyTest, AGangNoSingleZoneFitsStaysWhollyPending) {
