@@ -314,6 +314,11 @@ void queue_state::park_stuck_gangs() {
     if (!g || !g->gang || key == turn_.key) continue;
     auto flying = flying_members_.find(key);
     size_t ready = n + (flying == flying_members_.end() ? 0 : flying->second) + groups_.bound(key)->size();
+    // A gang whose missing members are backing off is not stuck: they return to activeQ when their
+    // backoff ends (10 s at most) and the gang's turn starts then. (A member that preempted for its
+    // gang backs off while the others wait in activeQ.) Counting them as ready for a turn instead
+    // would pop them before their backoff ends, and gangs competing for one room would then retry
+    // each other without pause. The scan of backoffQ runs only for a gang short of its quorum.
     if (ready < static_cast<size_t>(g->min_count) && ready + backoff_members(key) < static_cast<size_t>(g->min_count))
       stuck.push_back(key);
   }
@@ -367,11 +372,7 @@ bool queue_state::may_pop(const fw::queued_pod_info& q, bool start_turn) {
     return it == m.end() ? size_t{0} : it->second;
   };
   size_t ready = count(active_members_, *key) + count(flying_members_, *key) + groups_.bound(*key)->size();
-  const auto min_count = static_cast<size_t>(groups_.group(*key)->min_count);
-  // Members backing off count too (checked only when the rest fall short: a scan of backoffQ): they
-  // come out of backoff within its 10 s cap, well inside the gang's Permit wait. A member that
-  // preempted for its gang backs off while the others wait in activeQ.
-  if (ready < min_count && ready + backoff_members(*key) < min_count) return false;
+  if (ready < static_cast<size_t>(groups_.group(*key)->min_count)) return false;
   if (start_turn) {
     turn_.key = *key;
     turn_.round = ++rounds_[*key];
