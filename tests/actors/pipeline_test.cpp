@@ -5,6 +5,7 @@
 // final placement after every run.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <map>
@@ -159,6 +160,19 @@ public:
   bool wait_running(size_t running, int max_polls = 200000) {
     for (int i = 0; i < max_polls; ++i)
       if (stats().running >= running) return true;
+    return false;
+  }
+
+  // Polls the cluster (each poll a request round trip, no sleep) until these pods are bound, or the
+  // bound on polls is hit. A quiescent queue is not enough after a preemption: the queue can go idle
+  // with the preemptor's gang in the unschedulable pool before the victims' deletions reach it.
+  bool wait_bound(const std::vector<std::string>& uids, int max_polls = 200000) {
+    for (int i = 0; i < max_polls; ++i) {
+      size_t bound = 0;
+      for (auto& p : cluster_pods())
+        if (!p->node_name.empty() && std::find(uids.begin(), uids.end(), p->uid) != uids.end()) ++bound;
+      if (bound == uids.size()) return true;
+    }
     return false;
   }
 
@@ -954,6 +968,10 @@ TEST_P(GangPreemptionTest, AGangPreemptsForAllItsMembersOrNotAtAll) {
   opts.skip_idle_backoff = true;
   opts.runtime.pipeline_depth = GetParam();
   ASSERT_TRUE(env.start(opts));
+  std::vector<std::string> train;
+  for (auto& [uid, g] : gang_of)
+    if (g == "train") train.push_back(uid);
+  ASSERT_TRUE(env.wait_bound(train));
   ASSERT_TRUE(env.wait_quiescent());
   env.expect_invariants();
   auto outs = env.outcomes();
@@ -1016,6 +1034,7 @@ TEST_P(GangPreemptionTopologyTest, ATopologyGangPreemptsInOneZone) {
   opts.skip_idle_backoff = true;
   opts.runtime.pipeline_depth = GetParam();
   ASSERT_TRUE(env.start(opts));
+  ASSERT_TRUE(env.wait_bound(members));
   ASSERT_TRUE(env.wait_quiescent());
   env.expect_invariants();
   auto outs = env.outcomes();
