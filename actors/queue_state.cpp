@@ -52,21 +52,34 @@ bool queue_state::backing_off(clock::time_point expiry, clock::time_point now) c
 }
 
 void queue_state::push_backoff(qpod p, clock::time_point expiry) {
-  const std::string& uid = p->pod->uid;
-  location_[uid] = queue_location::backoff;
-  auto* heap = failed_with_error(*p) ? &error_backoff_ : &backoff_;
-  auto it = heap->insert(backoff_entry{expiry, {p, insertion_seq_++}}).first;
-  backoff_index_[uid] = {heap, it};
+  location_[p->pod->uid] = queue_location::backoff;
+  auto& heap = failed_with_error(*p) ? error_backoff_ : backoff_;
+  insert_backoff(heap, backoff_entry{expiry, {std::move(p), insertion_seq_++}});
+}
+
+void queue_state::insert_backoff(backoff_set& heap, backoff_entry e) {
+  const pod_info& pod = *e.pod.first->pod;
+  count_member(backoff_members_, pod, +1);
+  std::string uid = pod.uid;
+  backoff_index_[std::move(uid)] = {&heap, heap.insert(std::move(e)).first};
+}
+
+queue_state::backoff_entry queue_state::erase_backoff(backoff_set& heap, backoff_set::iterator it) {
+  backoff_entry e = *it;
+  heap.erase(it);
+  // The entry's own pod object: the one insert_backoff counted (an update replaces it only through
+  // an erase and an insert).
+  const pod_info& pod = *e.pod.first->pod;
+  count_member(backoff_members_, pod, -1);
+  backoff_index_.erase(pod.uid);
+  return e;
 }
 
 std::optional<queue_state::backoff_entry> queue_state::erase_backoff(const std::string& uid) {
   auto at = backoff_index_.find(uid);
   if (at == backoff_index_.end()) return std::nullopt;
   auto [heap, it] = at->second;
-  backoff_entry e = *it;
-  heap->erase(it);
-  backoff_index_.erase(at);
-  return e;
+  return erase_backoff(*heap, it);
 }
 
 queue_state::backoff_set* queue_state::first_backoff() {
@@ -81,7 +94,14 @@ const fw::framework* queue_state::framework_for(const pod_info& p) const {
 }
 
 queue_state::qpod queue_state::stamp_group(qpod p) const {
-  if (!p->pod->in_group()) return p;
+  if (!p->pod->in_group()) {
+    if (!p->group) return p;
+    // It left its group (an update dropped the label): it sorts as a pod of no group again.
+    auto copy = std::make_shared<fw::queued_pod_info>(*p);
+    copy->group = nullptr;
+    copy->group_order_ns = 0;
+    return copy;
+  }
   pod_group_ptr g = groups_.group_ptr(p->pod->group_key);
   int64_t order = g && g->creation_ns > 0 ? g->creation_ns - wall_minus_steady_ns_ : p->timestamp_ns;
   if (g == p->group && order == p->group_order_ns) return p;
@@ -143,9 +163,14 @@ void queue_state::update(const pod_info_ptr& old_p, const pod_info_ptr& new_p, c
       gated_[uid] = q;
     }
   } else if (loc == queue_location::active) {
+    // Out and back in, counted again and restamped: the update may change the pod's priority, or
+    // its group (the pod-group label).
     auto e = active_index_[uid];
     active_.erase(e);
+    count_active(*e.first->pod, -1);
     replace(e.first);
+    e.first = stamp_group(std::move(e.first));
+    count_active(*e.first->pod, +1);
     active_index_[uid] = e;
     active_.insert(e);
   } else if (loc == queue_location::unschedulable) {
@@ -164,11 +189,11 @@ void queue_state::update(const pod_info_ptr& old_p, const pod_info_ptr& new_p, c
     }
   } else if (loc == queue_location::backoff) {
     // Its priority may change, and backoffQ is ordered by it: out and back in (same heap: the
-    // update leaves the failure that chose it as it was).
+    // update leaves the failure that chose it as it was), counted again: its group may change.
     if (auto e = erase_backoff(uid)) {
       replace(e->pod.first);
-      auto* heap = failed_with_error(*e->pod.first) ? &error_backoff_ : &backoff_;
-      backoff_index_[uid] = {heap, heap->insert(std::move(*e)).first};
+      auto& heap = failed_with_error(*e->pod.first) ? error_backoff_ : backoff_;
+      insert_backoff(heap, std::move(*e));
     }
   } else if (loc == queue_location::in_flight) {
     replace(in_flight_[uid].pod);
@@ -242,11 +267,8 @@ queue_state::qpod queue_state::mark_in_flight(const qpod& q, clock::time_point n
 // kube's popBackoff: the first pod of podBackoffQ (podErrorBackoffQ's pods wait out their backoff).
 queue_state::qpod queue_state::take_from_backoff() {
   if (!opts_.pop_from_backoff || backoff_.empty()) return nullptr;
-  auto q = backoff_.begin()->pod.first;
-  if (!may_pop(*q, true)) return nullptr;
-  backoff_index_.erase(q->pod->uid);
-  backoff_.erase(backoff_.begin());
-  return q;
+  if (!may_pop(*backoff_.begin()->pod.first, true)) return nullptr;
+  return erase_backoff(backoff_, backoff_.begin()).pod.first;
 }
 
 bool queue_state::can_pop() const {
@@ -300,13 +322,6 @@ void queue_state::add_unschedulable(const fw::queued_pod_info& info, uint64_t cy
   if (!failed_gang.empty() && !moved) park_gang(failed_gang, *q);
 }
 
-size_t queue_state::backoff_members(const std::string& key) const {
-  size_t n = 0;
-  for (const backoff_set* heap : {&backoff_, &error_backoff_})
-    for (auto& e : *heap) n += e.pod.first->pod->group_key == key;
-  return n;
-}
-
 void queue_state::park_stuck_gangs() {
   std::vector<std::string> stuck;
   for (auto& [key, n] : active_members_) {
@@ -318,7 +333,7 @@ void queue_state::park_stuck_gangs() {
     // backoff ends (10 s at most) and the gang's turn starts then. (A member that preempted for its
     // gang backs off while the others wait in activeQ.) Counting them as ready for a turn instead
     // would pop them before their backoff ends, and gangs competing for one room would then retry
-    // each other without pause. The scan of backoffQ runs only for a gang short of its quorum.
+    // each other without pause.
     if (ready < static_cast<size_t>(g->min_count) && ready + backoff_members(key) < static_cast<size_t>(g->min_count))
       stuck.push_back(key);
   }
@@ -393,12 +408,45 @@ void queue_state::gang_admitted(const std::string& key, uint64_t round) {
   if (turn_.key == key && turn_.round == round) turn_ = {};
 }
 
-void queue_state::count_active(const pod_info& p, int delta) {
-  const std::string* key = p.in_group() ? &p.group_key : nullptr;
-  if (!key) return;
-  auto& n = active_members_[*key];
-  if (delta > 0) ++n;
-  else if (n > 0 && --n == 0) active_members_.erase(*key);
+void queue_state::count_member(member_counts& m, const pod_info& p, int delta) {
+  if (!p.in_group()) return;
+  if (delta > 0) {
+    ++m[p.group_key];
+    return;
+  }
+  auto it = m.find(p.group_key);
+  if (it != m.end() && --it->second == 0) m.erase(it);
+}
+
+std::string queue_state::audit_member_counts() const {
+  std::string out;
+  auto compare = [&](const char* what, const member_counts& kept, const member_counts& recounted) {
+    for (auto& [key, n] : recounted)
+      if (count_of(kept, key) != n)
+        out += std::string(what) + " " + key + ": kept " + std::to_string(count_of(kept, key)) + ", recounted " +
+               std::to_string(n) + "\n";
+    for (auto& [key, n] : kept)
+      if (!recounted.count(key))
+        out += std::string(what) + " " + key + ": kept " + std::to_string(n) + ", recounted 0\n";
+  };
+  member_counts active, backoff, flying;
+  for (auto& e : active_) count_member(active, *e.first->pod, +1);
+  size_t indexed = 0;
+  for (const backoff_set* heap : {&backoff_, &error_backoff_})
+    for (auto it = heap->begin(); it != heap->end(); ++it) {
+      count_member(backoff, *it->pod.first->pod, +1);
+      auto at = backoff_index_.find(it->pod.first->pod->uid);
+      if (at != backoff_index_.end() && at->second.first == heap && at->second.second == it) ++indexed;
+    }
+  for (auto& [uid, e] : in_flight_)
+    if (e.pod->gang) ++flying[e.pod->gang->key];
+  compare("active", active_members_, active);
+  compare("backoff", backoff_members_, backoff);
+  compare("in flight", flying_members_, flying);
+  if (indexed != backoff_size() || backoff_index_.size() != backoff_size())
+    out += "backoff index: " + std::to_string(backoff_index_.size()) + " entries, " + std::to_string(indexed) +
+           " of the heaps' " + std::to_string(backoff_size()) + " pods indexed where they are\n";
+  return out;
 }
 
 void queue_state::set_objects(cluster_objects_ptr objects, clock::time_point now) {
@@ -524,12 +572,8 @@ void queue_state::move_to_active_or_backoff(qpod q, clock::time_point now, std::
 }
 
 void queue_state::flush(clock::time_point now) {
-  for (auto* heap = first_backoff(); heap && !backing_off(heap->begin()->expiry, now); heap = first_backoff()) {
-    auto q = heap->begin()->pod.first;
-    backoff_index_.erase(q->pod->uid);
-    heap->erase(heap->begin());
-    push_active(q, "BackoffComplete");
-  }
+  for (auto* heap = first_backoff(); heap && !backing_off(heap->begin()->expiry, now); heap = first_backoff())
+    push_active(erase_backoff(*heap, heap->begin()).pod.first, "BackoffComplete");
   std::vector<qpod> stale;
   for (auto it = unschedulable_.begin(); it != unschedulable_.end();) {
     auto since = clock::time_point(std::chrono::nanoseconds(it->second->timestamp_ns));
@@ -545,9 +589,7 @@ void queue_state::flush(clock::time_point now) {
 
 void queue_state::flush_backoff_now(int max_attempts) {
   for (auto* heap = first_backoff(); heap; heap = first_backoff()) {
-    auto q = heap->begin()->pod.first;
-    backoff_index_.erase(q->pod->uid);
-    heap->erase(heap->begin());
+    auto q = erase_backoff(*heap, heap->begin()).pod.first;
     if (q->attempts >= max_attempts) {
       unschedulable_[q->pod->uid] = q;
       location_[q->pod->uid] = queue_location::unschedulable;

@@ -131,6 +131,14 @@ public:
   queue_location where(const std::string& uid) const;
   std::chrono::nanoseconds backoff_duration(int attempts) const;
 
+  // A group's members in backoffQ or the error backoffQ: O(1), a count kept where pods enter and
+  // leave the two heaps (insert_backoff, erase_backoff).
+  size_t backoff_members(const std::string& key) const { return count_of(backoff_members_, key); }
+  // A debugging check for tests: recounts the per-group counts (members in activeQ, in backoff,
+  // in flight) and the backoff index from the queues themselves. Empty when they all agree, else
+  // what differs.
+  std::string audit_member_counts() const;
+
   // scheduler_queue_incoming_pods_total: called with (queue, event) each time a pod enters activeQ,
   // backoffQ or the unschedulable pool (gated pods count there too, as in kube), with kube's event label: PodAdd, PodUpdate, ScheduleAttemptFailure,
   // BackoffComplete, UnschedulableTimeout, or the cluster event's (NodeAdd, AssignedPodDelete, ...).
@@ -159,6 +167,10 @@ private:
   }
   bool backing_off(clock::time_point expiry, clock::time_point now) const;
   void push_backoff(qpod p, clock::time_point expiry);
+  // Every pod enters and leaves the two backoff heaps through these two, which keep backoff_index_
+  // and backoff_members_ in step with the heaps.
+  void insert_backoff(backoff_set& heap, backoff_entry e);
+  backoff_entry erase_backoff(backoff_set& heap, backoff_set::iterator it);
   // Takes the pod out of whichever backoff heap holds it (nullopt: neither).
   std::optional<backoff_entry> erase_backoff(const std::string& uid);
   // The heap whose first entry comes first in backoffQ's order (kube keeps one order over both
@@ -183,7 +195,14 @@ public:
   std::vector<qpod> take_parked() { return std::move(parked_); }
 private:
   std::vector<qpod> parked_;
-  void count_active(const pod_info& p, int delta);
+  using member_counts = std::unordered_map<std::string, size_t>;  // group key -> members
+  // +1 / -1 for the pod's group (nothing for a pod of no group); a count that reaches 0 is erased.
+  static void count_member(member_counts& m, const pod_info& p, int delta);
+  static size_t count_of(const member_counts& m, const std::string& key) {
+    auto it = m.find(key);
+    return it == m.end() ? size_t{0} : it->second;
+  }
+  void count_active(const pod_info& p, int delta) { count_member(active_members_, p, delta); }
   struct in_flight_entry {
     qpod pod;
     uint64_t cycle = 0;
@@ -203,8 +222,6 @@ private:
   // A pod group's member entering activeQ: its group and the group's creation time on our clock
   // (fw::queued_pod_info::group). Returns p itself when those are current, else a stamped copy.
   qpod stamp_group(qpod p) const;
-  // A gang's members in backoffQ or the error backoffQ.
-  size_t backoff_members(const std::string& key) const;
   void move_to_active_or_backoff(qpod p, clock::time_point now, std::string_view event);
   void incoming(queue_location queue, std::string_view event) {
     if (incoming_) incoming_(queue, event);
@@ -239,8 +256,9 @@ private:
   incoming_fn incoming_;
 
   group_members groups_;
-  // Per gang: members in activeQ, and members in flight.
-  std::unordered_map<std::string, size_t> active_members_, flying_members_;
+  // Per group: members in activeQ, in either backoff heap (counted for any group, as activeQ's
+  // are), and per gang: members in flight (by their ticket's gang).
+  member_counts active_members_, backoff_members_, flying_members_;
   struct turn_state {
     std::string key;  // empty: no gang has the turn
     uint64_t round = 0;

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -596,6 +597,215 @@ TEST(QueueStateTest, AGroupsChangeReordersItsMembersInActiveQ) {
   changed->pod_groups[pod_group_key(*g)] = g;
   q.set_objects(changed, t0 + 3s);
   EXPECT_EQ(pop_names(q, t0 + 4s), (std::vector<std::string>{"second-0", "second-1", "first-0"}));
+}
+
+
+// --- per-group counts of members in backoff ----------------------------------------------------------
+
+// The same member with its group label changed (pod_info's group fields; another uid is another pod).
+pod_info_ptr moved_to_group(const pod_info_ptr& p, const std::string& group) {
+  auto copy = std::make_shared<pod_info>(*p);
+  copy->group_name = group;
+  copy->group_key = pod_group_key(copy->group_api, copy->ns, group);
+  return copy;
+}
+
+pod_group_ptr gang_group(const std::string& name, int32_t min_count) {
+  auto g = std::make_shared<pod_group>(*basic_group(name, 1000));
+  g->gang = true;
+  g->min_count = min_count;
+  return g;
+}
+
+const std::string key_a = pod_group_key(pod_group_api::workload, "default", "a");
+const std::string key_b = pod_group_key(pod_group_api::workload, "default", "b");
+
+// The kept count of a group's members in backoff is what a scan of both backoff heaps finds, on
+// every path into and out of them: a failure with an event meanwhile (podBackoffQ) or an Error
+// (podErrorBackoffQ), an update (same group or a new one), a deletion, an event that moves an
+// unschedulable pod while it still backs off, pop from backoffQ, the flush, and simulate's flush
+// that parks pods past the retry limit.
+TEST(QueueStateTest, BackoffMemberCountsFollowEveryPath) {
+  auto q = make_queue();
+  auto objs = std::make_shared<cluster_objects>();
+  for (auto g : {basic_group("a", 1000), basic_group("b", 2000)}) objs->pod_groups[pod_group_key(*g)] = g;
+  q.set_objects(objs, t0);
+  std::map<std::string, pod_info_ptr> pods;
+  for (auto [name, group] : std::vector<std::pair<std::string, std::string>>{
+         {"a0", "a"}, {"a1", "a"}, {"a2", "a"}, {"b0", "b"}}) {
+    pods[name] = group_member(name, group);
+    q.track_group_member(nullptr, pods[name].get(), t0);
+    q.add(pods[name], t0);
+  }
+  pods["p"] = make_pod(pod("p", "100m", "100Mi"));
+  q.add(pods["p"], t0);
+  EXPECT_EQ(q.audit_member_counts(), "");
+
+  auto popped = q.pop(10, t0);
+  ASSERT_EQ(popped.size(), 5u);
+  for (auto& p : popped)  // no event yet: unschedulable
+    if (p->pod->uid == "a2") fail(q, *p, {"NodeResourcesFit"}, false, t0 + 1ms);
+  {
+    // Arrives while the others are in flight; a2 stays unschedulable (spared, as a forgotten pod is).
+    auto keep = std::make_shared<event_fixture>(node_add("n9", "8"));
+    q.on_event(keep->ev, keep->objs(), keep, t0 + 1ms, "a2");
+  }
+  for (auto& p : popped) {
+    const std::string& uid = p->pod->uid;
+    if (uid == "a1") fail(q, *p, {"NodeResourcesFit"}, false, t0 + 2ms);  // the event helps: podBackoffQ
+    else if (uid != "a2") fail(q, *p, {}, true, t0 + 2ms);                 // Errors: podErrorBackoffQ
+  }
+  ASSERT_EQ(q.where("a1"), queue_location::backoff);
+  ASSERT_EQ(q.where("a2"), queue_location::unschedulable);
+  EXPECT_EQ(q.backoff_members(key_a), 2u);
+  EXPECT_EQ(q.backoff_members(key_b), 1u);
+  EXPECT_EQ(q.audit_member_counts(), "");
+
+  // An update that keeps the group (a new priority: out of the heap and back in).
+  auto raised = std::make_shared<pod_info>(*pods["a1"]);
+  raised->priority = 9;
+  q.update(pods["a1"], raised, t0 + 3ms);
+  pods["a1"] = raised;
+  EXPECT_EQ(q.backoff_members(key_a), 2u);
+  EXPECT_EQ(q.audit_member_counts(), "");
+
+  // The group label changes while the pod backs off: it counts for its new group.
+  auto a0_in_b = moved_to_group(pods["a0"], "b");
+  q.track_group_member(pods["a0"].get(), a0_in_b.get(), t0 + 4ms);
+  q.update(pods["a0"], a0_in_b, t0 + 4ms);
+  pods["a0"] = a0_in_b;
+  EXPECT_EQ(q.where("a0"), queue_location::backoff);
+  EXPECT_EQ(q.backoff_members(key_a), 1u);
+  EXPECT_EQ(q.backoff_members(key_b), 2u);
+  EXPECT_EQ(q.audit_member_counts(), "");
+
+  // Deleted while backing off.
+  q.track_group_member(pods["b0"].get(), nullptr, t0 + 5ms);
+  q.remove("b0");
+  EXPECT_EQ(q.backoff_members(key_b), 1u);
+  EXPECT_EQ(q.audit_member_counts(), "");
+
+  // An event moves the unschedulable member while its backoff still runs: into backoffQ.
+  EXPECT_EQ(q.backoff_members(key_a), 1u);
+  send(q, node_add("n10", "8"), t0 + 6ms);
+  ASSERT_EQ(q.where("a2"), queue_location::backoff);
+  EXPECT_EQ(q.backoff_members(key_a), 2u);
+  EXPECT_EQ(q.audit_member_counts(), "");
+
+  // activeQ is empty: pop takes podBackoffQ's pods (a1, a2), never the Error pods.
+  auto from_backoff = q.pop(10, t0 + 7ms);
+  ASSERT_EQ(from_backoff.size(), 2u);
+  EXPECT_EQ(q.backoff_members(key_a), 0u);
+  EXPECT_EQ(q.audit_member_counts(), "");
+  for (auto& p : from_backoff) fail(q, *p, {}, true, t0 + 8ms);
+  EXPECT_EQ(q.backoff_members(key_a), 2u);
+  EXPECT_EQ(q.audit_member_counts(), "");
+
+  // The flush moves the Error pods whose backoff is over (a0, p) to activeQ; a1 and a2 (attempt 2)
+  // still back off.
+  q.flush(t0 + 2s);
+  EXPECT_EQ(q.where("a0"), queue_location::active);
+  EXPECT_EQ(q.where("a1"), queue_location::backoff);
+  EXPECT_EQ(q.backoff_members(key_b), 0u);
+  EXPECT_EQ(q.backoff_members(key_a), 2u);
+  EXPECT_EQ(q.audit_member_counts(), "");
+
+  // An update while in activeQ moves the member's count there to its new group too.
+  auto a0_back = moved_to_group(pods["a0"], "a");
+  q.track_group_member(pods["a0"].get(), a0_back.get(), t0 + 2s);
+  q.update(pods["a0"], a0_back, t0 + 2s);
+  EXPECT_EQ(q.audit_member_counts(), "");
+
+  // simulate's flush: a1 and a2 have failed twice, the limit: parked, not released.
+  q.flush_backoff_now(2);
+  EXPECT_EQ(q.where("a1"), queue_location::unschedulable);
+  EXPECT_EQ(q.where("a2"), queue_location::unschedulable);
+  EXPECT_EQ(q.backoff_size(), 0u);
+  EXPECT_EQ(q.backoff_members(key_a), 0u);
+  EXPECT_EQ(q.audit_member_counts(), "");
+}
+
+// c2537f5: a gang whose missing members back off stays in activeQ, not parked and not ready for a
+// turn (its members are not popped, nor is the one backing off, before that backoff ends). When the
+// member backing off is deleted, or leaves the group (its label changes), the gang is short of its
+// quorum for good and park_stuck_gangs parks the members in activeQ.
+TEST(QueueStateTest, AGangWhoseMissingMemberBacksOffWaitsInActiveQUntilItLeaves) {
+  for (bool deleted : {true, false}) {
+    SCOPED_TRACE(deleted ? "deleted while backing off" : "group label changed while backing off");
+    auto q = make_queue();
+    auto objs = std::make_shared<cluster_objects>();
+    for (auto g : {gang_group("a", 3), basic_group("b", 2000)}) objs->pod_groups[pod_group_key(*g)] = g;
+    q.set_objects(objs, t0);
+    std::vector<pod_info_ptr> pods;
+    for (auto name : {"a0", "a1", "a2"}) {
+      pods.push_back(group_member(name, "a"));
+      q.track_group_member(nullptr, pods.back().get(), t0);
+    }
+    for (auto& p : pods) q.add(p, t0);
+    auto popped = q.pop(3, t0);
+    ASSERT_EQ(popped.size(), 3u);
+    EXPECT_EQ(q.gang_turn(), key_a);
+    // a1 and a2 fail first and back off 1 s; a0 later, so its backoff ends later.
+    for (auto& p : popped)
+      fail(q, *p, {}, true, p->pod->uid == "a0" ? t0 + 5s : t0 + 1ms);
+    EXPECT_EQ(q.gang_turn(), "");
+    q.flush(t0 + 2s);
+    ASSERT_EQ(q.where("a1"), queue_location::active);
+    ASSERT_EQ(q.where("a2"), queue_location::active);
+    ASSERT_EQ(q.where("a0"), queue_location::backoff);
+    EXPECT_EQ(q.backoff_members(key_a), 1u);
+
+    q.park_stuck_gangs();
+    EXPECT_EQ(q.where("a1"), queue_location::active) << "2 in activeQ + 1 backing off reach minCount 3";
+    EXPECT_EQ(q.where("a2"), queue_location::active);
+    EXPECT_FALSE(q.can_pop()) << "not ready for a turn while a0 backs off";
+    EXPECT_TRUE(q.pop(3, t0 + 2s).empty());
+    EXPECT_EQ(q.where("a0"), queue_location::backoff);
+    EXPECT_EQ(q.audit_member_counts(), "");
+
+    if (deleted) {
+      q.track_group_member(pods[0].get(), nullptr, t0 + 3s);
+      q.remove("a0");
+    } else {
+      auto in_b = moved_to_group(pods[0], "b");
+      q.track_group_member(pods[0].get(), in_b.get(), t0 + 3s);
+      q.update(pods[0], in_b, t0 + 3s);
+      EXPECT_EQ(q.where("a0"), queue_location::backoff);
+      EXPECT_EQ(q.backoff_members(key_b), 1u);
+    }
+    EXPECT_EQ(q.backoff_members(key_a), 0u);
+    EXPECT_EQ(q.audit_member_counts(), "");
+    q.park_stuck_gangs();
+    EXPECT_EQ(q.where("a1"), queue_location::unschedulable);
+    EXPECT_EQ(q.where("a2"), queue_location::unschedulable);
+    EXPECT_EQ(q.audit_member_counts(), "");
+  }
+}
+
+// A gang whose missing member backs off gets its turn once the backoff ends: the member returns to
+// activeQ and the three are popped together.
+TEST(QueueStateTest, AGangsTurnStartsWhenItsMemberBackingOffReturns) {
+  auto q = make_queue();
+  auto objs = std::make_shared<cluster_objects>();
+  auto g = gang_group("a", 3);
+  objs->pod_groups[pod_group_key(*g)] = g;
+  q.set_objects(objs, t0);
+  std::vector<pod_info_ptr> pods;
+  for (auto name : {"a0", "a1", "a2"}) {
+    pods.push_back(group_member(name, "a"));
+    q.track_group_member(nullptr, pods.back().get(), t0);
+    q.add(pods.back(), t0);
+  }
+  for (auto& p : q.pop(3, t0)) fail(q, *p, {}, true, p->pod->uid == "a0" ? t0 + 5s : t0 + 1ms);
+  q.flush(t0 + 2s);
+  q.park_stuck_gangs();
+  EXPECT_FALSE(q.can_pop());
+  q.flush(t0 + 7s);
+  EXPECT_EQ(q.backoff_members(key_a), 0u);
+  q.park_stuck_gangs();
+  EXPECT_EQ(pop_names(q, t0 + 7s).size(), 3u);
+  EXPECT_EQ(q.gang_turn(), key_a);
+  EXPECT_EQ(q.audit_member_counts(), "");
 }
 
 }  // namespace
