@@ -73,14 +73,26 @@ public:
 
 // --- scheduling cycle ---------------------------------------------------------------------------
 
-// PreFilterResult: the node names the pod may go to; nullopt = all nodes.
+// PreFilterResult: the nodes the pod may go to; neither form set = all nodes. kube's form is a set
+// of node names. A plugin that reads its nodes off the snapshot it was given may hand them over as
+// that snapshot's indexes instead (ascending, shared and never changed afterwards), so a result of
+// hundreds of nodes costs the framework no lookup by name and no copy per cycle. A plugin sets at
+// most one of the two; merged results take the index form when either side has it.
 struct pre_filter_result {
   std::optional<std::set<std::string>> node_names;
+  std::shared_ptr<const std::vector<uint32_t>> node_indexes;
   // Plugins whose result narrowed the node set (kube's pluginsWithNodes), in run order.
   std::vector<std::string_view> from_plugins;
-  bool all_nodes() const { return !node_names.has_value(); }
-  // kube's Merge: the intersection of two results.
-  pre_filter_result merge(const pre_filter_result& other) const;
+  bool all_nodes() const { return !node_names.has_value() && !node_indexes; }
+  // Narrowed to no node at all (false for all nodes).
+  bool empty() const;
+  // Whether the node named `name` of `snap` (the snapshot PreFilter ran on) is among the nodes.
+  bool contains(const snapshot& snap, std::string_view name) const;
+  // The nodes as kube's set of names (all_nodes(): nullopt).
+  std::optional<std::set<std::string>> names(const snapshot& snap) const;
+  // kube's Merge: the intersection of two results. `snap` (the snapshot both ran on) is needed
+  // only when one side has names and the other indexes.
+  pre_filter_result merge(const pre_filter_result& other, const snapshot* snap = nullptr) const;
 };
 
 class pre_filter_extensions {

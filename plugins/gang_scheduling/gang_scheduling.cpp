@@ -30,8 +30,8 @@ std::string display_keys(const pod_group& g) {
 }  // namespace
 
 // The domains of one set of topology keys over a snapshot's nodes: for each node its domain, and
-// for each domain (in order of the joined values, as kube's maps iterate) its nodes' names, sorted
-// (what a PreFilterResult holds). Built once with a string per node; then brought up to date with
+// for each domain (in order of the joined values, as kube's maps iterate) its nodes' snapshot
+// indexes, ascending, shared with the PreFilterResults that hand them out. Built once with a string per node; then brought up to date with
 // each snapshot by comparing node pointers: a node whose object changed (a pod was added, say) keeps
 // its domain unless its name or the keys' values changed, which rebuilds the index. Holding the
 // node pointers keeps those objects alive, so an equal pointer is the same, unchanged node.
@@ -40,7 +40,7 @@ struct gang_scheduling::domain_index {
   std::vector<node_info_ptr> nodes;  // the nodes of the snapshot it is up to date with
   std::vector<int32_t> domain_of;    // node index -> domain id; -1: the node lacks a key
   std::vector<std::string> domains;  // id -> the keys' values joined by '\x1f', sorted
-  std::vector<std::vector<std::string>> names;  // id -> the names of its nodes, sorted
+  std::vector<std::shared_ptr<const std::vector<uint32_t>>> members;  // id -> its nodes' indexes
 
   bool same_values(const node_info& a, const node_info& b) const {
     if (a.labels.identity() == b.labels.identity()) return true;
@@ -64,18 +64,13 @@ struct gang_scheduling::domain_index {
       if (!of[i].empty()) by_domain[of[i]].push_back(static_cast<uint32_t>(i));
     }
     domains.clear();
-    names.clear();
+    members.clear();
     domain_of.assign(snap.size(), -1);
-    for (auto& [d, members] : by_domain) {
+    for (auto& [d, in_domain] : by_domain) {
       auto id = static_cast<int32_t>(domains.size());
       domains.push_back(d);
-      auto& n = names.emplace_back();
-      n.reserve(members.size());
-      for (uint32_t i : members) {
-        domain_of[i] = id;
-        n.push_back(nodes[i]->name);
-      }
-      std::sort(n.begin(), n.end());
+      for (uint32_t i : in_domain) domain_of[i] = id;
+      members.push_back(std::make_shared<const std::vector<uint32_t>>(std::move(in_domain)));
     }
   }
 
@@ -174,13 +169,11 @@ fw::status gang_scheduling::pre_filter(fw::cycle_state& state, const pod_info& p
                                    " members of the pod group"));
     state.gang_domain = ix.domains[static_cast<size_t>(chosen)];
   }
-  // The domain's nodes, sorted: the set is built in linear time. Empty when the chosen domain has
-  // no node left in this snapshot: the framework then rejects the pod naming this plugin.
-  result.node_names.emplace();
-  if (chosen >= 0) {
-    auto& names = ix.names[static_cast<size_t>(chosen)];
-    result.node_names->insert(names.begin(), names.end());
-  }
+  // The domain's nodes, as indexes of this snapshot (the index is up to date with it): shared, not
+  // copied. Empty when the chosen domain has no node left in this snapshot: the framework then
+  // rejects the pod naming this plugin.
+  static const auto no_nodes = std::make_shared<const std::vector<uint32_t>>();
+  result.node_indexes = chosen >= 0 ? ix.members[static_cast<size_t>(chosen)] : no_nodes;
   return fw::status::ok();
 }
 

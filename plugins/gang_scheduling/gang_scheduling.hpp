@@ -73,7 +73,7 @@ public:
 private:
   // One index per set of topology keys seen (usually one), updated under index_mu_ to the
   // snapshot of the cycle that uses it. The workers run PreFilter concurrently; each holds the
-  // lock for a comparison of node pointers and the copy of one domain's node names.
+  // lock for a comparison of node pointers and, for an attempt's first member, a count of room.
   mutable std::mutex index_mu_;
   mutable std::vector<std::unique_ptr<domain_index>> indexes_;
 };

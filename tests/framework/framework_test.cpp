@@ -152,6 +152,40 @@ TEST(PreFilterResult, IntersectsAndExplainsAnEmptyIntersection) {
   }
 }
 
+// candidate_nodes reads a PreFilterResult in either form the same way: the nodes in snapshot
+// order, rotated to the start index, the others absent with the narrowing plugin's message.
+TEST(PreFilterResult, CandidatesAreTheSameByIndexOrByName) {
+  snapshot snap;
+  for (int i = 0; i < 6; ++i) {
+    auto n = std::make_shared<node_info>();
+    n->name = "n" + std::to_string(i);
+    snap.add_node(n, static_cast<uint64_t>(i + 1));
+  }
+  fw::pre_filter_result by_index, by_name;
+  // An index past the snapshot's end (a plugin's mistake) is dropped, as an unknown name is.
+  by_index.node_indexes = std::make_shared<const std::vector<uint32_t>>(std::vector<uint32_t>{1, 3, 4, 9});
+  by_name.node_names = std::set<std::string>{"n4", "n1", "n3", "gone"};
+  by_index.from_plugins = by_name.from_plugins = {"G"};
+  for (size_t start : {0, 1, 2, 7}) {
+    SCOPED_TRACE(start);
+    fw::node_to_status si, sn;
+    fw::candidate_nodes ci(snap, by_index, start, si), cn(snap, by_name, start, sn);
+    ASSERT_EQ(ci.size(), 3u);
+    ASSERT_EQ(cn.size(), 3u);
+    EXPECT_FALSE(ci.all_nodes());
+    std::vector<uint32_t> want = {1, 3, 4};
+    std::rotate(want.begin(), want.begin() + start % 3, want.end());
+    for (size_t i = 0; i < 3; ++i) {
+      EXPECT_EQ(ci[i], want[i]);
+      EXPECT_EQ(cn[i], want[i]);
+    }
+    ASSERT_TRUE(si.absent && sn.absent);
+    EXPECT_EQ(si.absent->message(), "node(s) didn't satisfy plugin(s) [G]");
+    EXPECT_EQ(si.absent->message(), sn.absent->message());
+    EXPECT_EQ(si.absent->get_code(), fw::code::unschedulable_and_unresolvable);
+  }
+}
+
 TEST(Filter, FirstFailureWinsAndCarriesThePluginName) {
   struct row {
     const char* name;

@@ -163,6 +163,55 @@ TEST(PreFilterResultMerge, IntersectsAndConcatenatesPlugins) {
   }
 }
 
+// A plugin may narrow by snapshot index instead of by name; merging intersects either form, and
+// the result reads back as kube's set of names.
+TEST(PreFilterResultMerge, IndexesIntersectWithIndexesAndNames) {
+  snapshot snap;
+  for (int i = 0; i < 5; ++i) {
+    auto n = std::make_shared<node_info>();
+    n->name = "n" + std::to_string(i);
+    snap.add_node(n, static_cast<uint64_t>(i + 1));
+  }
+  auto by_index = [](std::vector<uint32_t> idx, std::string_view from) {
+    fw::pre_filter_result r;
+    r.node_indexes = std::make_shared<const std::vector<uint32_t>>(std::move(idx));
+    r.from_plugins = {from};
+    return r;
+  };
+  fw::pre_filter_result by_name;
+  by_name.node_names = std::set<std::string>{"n1", "n3", "n4", "gone"};
+  by_name.from_plugins = {"Names"};
+  auto a = by_index({0, 1, 3}, "A");
+  auto b = by_index({1, 2, 3, 4}, "B");
+
+  EXPECT_FALSE(a.all_nodes());
+  EXPECT_EQ(*a.names(snap), (std::set<std::string>{"n0", "n1", "n3"}));
+  EXPECT_TRUE(a.contains(snap, "n3"));
+  EXPECT_FALSE(a.contains(snap, "n2"));
+  EXPECT_FALSE(a.contains(snap, "nowhere"));
+  EXPECT_TRUE(fw::pre_filter_result{}.contains(snap, "n2")) << "all nodes";
+
+  auto ab = a.merge(b, &snap);
+  ASSERT_TRUE(ab.node_indexes);
+  EXPECT_EQ(*ab.node_indexes, (std::vector<uint32_t>{1, 3}));
+  EXPECT_EQ(ab.from_plugins, (std::vector<std::string_view>{"A", "B"}));
+
+  for (auto* m : {&a, &b}) {
+    auto mixed = m->merge(by_name, &snap);
+    auto back = by_name.merge(*m, &snap);
+    EXPECT_EQ(mixed.names(snap), back.names(snap)) << "the intersection is symmetric";
+  }
+  EXPECT_EQ(*a.merge(by_name, &snap).names(snap), (std::set<std::string>{"n1", "n3"}));
+  EXPECT_EQ(*b.merge(by_name, &snap).names(snap), (std::set<std::string>{"n1", "n3", "n4"}));
+
+  auto none = a.merge(by_index({2, 4}, "C"), &snap);
+  EXPECT_TRUE(none.empty());
+  EXPECT_FALSE(none.all_nodes());
+  EXPECT_FALSE(a.empty());
+  EXPECT_FALSE(fw::pre_filter_result{}.empty()) << "all nodes is not empty";
+  EXPECT_EQ(a.merge(fw::pre_filter_result{}, &snap).node_indexes, a.node_indexes) << "all nodes keeps the other side";
+}
+
 TEST(NodeToStatus, GetFallsBackToAbsent) {
   fw::node_to_status m;
   m.statuses.emplace("n1", fw::status::unschedulable("Insufficient cpu"));

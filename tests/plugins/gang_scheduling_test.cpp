@@ -149,7 +149,7 @@ TEST(GangSchedulingTest, PreFilterNarrowsTheNodesToTheDomainWithTheMostRoom) {
   ASSERT_TRUE(pl.pre_filter(t.state, *t.pod, snap, r).is_success());
   EXPECT_EQ(t.state.gang_domain, "b");
   ASSERT_FALSE(r.all_nodes());
-  EXPECT_EQ(*r.node_names, names({"b-0", "b-1", "b-2"}));
+  EXPECT_EQ(*r.names(snap), names({"b-0", "b-1", "b-2"}));
 
   // Filter, for callers that check a given node, still rejects the other domains' nodes.
   EXPECT_TRUE(pl.filter(t.state, *t.pod, *snap.find("b-1")).is_success());
@@ -178,7 +178,7 @@ TEST(GangSchedulingTest, PreFilterTriesTheDomainsTheGangFailedInLast) {
     fw::pre_filter_result r;
     ASSERT_TRUE(pl.pre_filter(t.state, *t.pod, snap, r).is_success());
     EXPECT_EQ(t.state.gang_domain, "a") << "b failed before; a has room for 4";
-    EXPECT_EQ(*r.node_names, names({"a-0", "a-1"}));
+    EXPECT_EQ(*r.names(snap), names({"a-0", "a-1"}));
   }
   {
     topology_gang t(10);
@@ -186,7 +186,7 @@ TEST(GangSchedulingTest, PreFilterTriesTheDomainsTheGangFailedInLast) {
     fw::pre_filter_result r;
     ASSERT_TRUE(pl.pre_filter(t.state, *t.pod, snap, r).is_success());
     EXPECT_EQ(t.state.gang_domain, "b") << "no other domain has room for 10: the tried one again";
-    EXPECT_EQ(*r.node_names, names({"b-0", "b-1", "b-2"}));
+    EXPECT_EQ(*r.names(snap), names({"b-0", "b-1", "b-2"}));
   }
   {
     topology_gang t(4);
@@ -194,7 +194,7 @@ TEST(GangSchedulingTest, PreFilterTriesTheDomainsTheGangFailedInLast) {
     fw::pre_filter_result r;
     ASSERT_TRUE(pl.pre_filter(t.state, *t.pod, snap, r).is_success());
     EXPECT_EQ(t.state.gang_domain, "c");
-    EXPECT_EQ(*r.node_names, names({"c-0"}));
+    EXPECT_EQ(*r.names(snap), names({"c-0"}));
   }
 }
 
@@ -206,7 +206,7 @@ TEST(GangSchedulingTest, PreFilterKeepsTheAttemptsDomain) {
   fw::pre_filter_result r;
   ASSERT_TRUE(pl.pre_filter(t.state, *t.pod, snap, r).is_success());
   EXPECT_EQ(t.state.gang_domain, "c");
-  EXPECT_EQ(*r.node_names, names({"c-0"}));
+  EXPECT_EQ(*r.names(snap), names({"c-0"}));
 
   // A domain with no node left: no node at all (the framework rejects the pod naming the plugin).
   topology_gang gone(4);
@@ -214,7 +214,7 @@ TEST(GangSchedulingTest, PreFilterKeepsTheAttemptsDomain) {
   fw::pre_filter_result none;
   ASSERT_TRUE(pl.pre_filter(gone.state, *gone.pod, snap, none).is_success());
   ASSERT_FALSE(none.all_nodes());
-  EXPECT_TRUE(none.node_names->empty());
+  EXPECT_TRUE(none.empty());
 }
 
 TEST(GangSchedulingTest, AGangNoSingleDomainHasRoomForFails) {
@@ -246,7 +246,7 @@ TEST(GangSchedulingTest, SeveralKeysMakeOneDomainOfTheirValues) {
   fw::pre_filter_result r;
   ASSERT_TRUE(pl.pre_filter(t.state, *t.pod, snap, r).is_success());
   EXPECT_EQ(t.state.gang_domain, std::string("a\x1fr1"));
-  EXPECT_EQ(*r.node_names, names({"r1-0", "r1-1"}));
+  EXPECT_EQ(*r.names(snap), names({"r1-0", "r1-1"}));
   EXPECT_TRUE(plugins::in_topology_domain(*t.ticket.group, *snap.find("r1-0"), "a\x1fr1"));
   EXPECT_FALSE(plugins::in_topology_domain(*t.ticket.group, *snap.find("r2-0"), "a\x1fr1"));
   EXPECT_FALSE(plugins::in_topology_domain(*t.ticket.group, *snap.find("norack"), "a"));
@@ -279,12 +279,12 @@ TEST(GangSchedulingTest, TheDomainsFollowTheSnapshot) {
     t.state.gang_domain = "a";
     fw::pre_filter_result r;
     ASSERT_TRUE(pl.pre_filter(t.state, *t.pod, moved, r).is_success());
-    EXPECT_EQ(*r.node_names, names({"a-0", "a-1", "c-0"}));
+    EXPECT_EQ(*r.names(moved), names({"a-0", "a-1", "c-0"}));
     topology_gang c(1);
     c.state.gang_domain = "c";
     fw::pre_filter_result rc;
     ASSERT_TRUE(pl.pre_filter(c.state, *c.pod, moved, rc).is_success());
-    EXPECT_EQ(*rc.node_names, names({"c-new"}));
+    EXPECT_EQ(*rc.names(moved), names({"c-new"}));
   }
   // b's nodes fill up (pods of 3 CPUs each): a, now 3 nodes, has the most room.
   auto full = moved;
@@ -305,7 +305,7 @@ TEST(GangSchedulingTest, TheDomainsFollowTheSnapshot) {
     fw::pre_filter_result r;
     ASSERT_TRUE(pl.pre_filter(t.state, *t.pod, snap, r).is_success());
     EXPECT_EQ(t.state.gang_domain, "b");
-    EXPECT_EQ(*r.node_names, names({"b-0", "b-1", "b-2"}));
+    EXPECT_EQ(*r.names(snap), names({"b-0", "b-1", "b-2"}));
   }
 }
 

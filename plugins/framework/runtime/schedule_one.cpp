@@ -54,12 +54,19 @@ candidate_nodes::candidate_nodes(const snapshot& snap, const pre_filter_result& 
   first_ = n_ ? start % n_ : 0;
   if (pr.all_nodes()) return;
   all_ = false;
-  order_.reserve(pr.node_names->size());
-  for (auto& name : *pr.node_names) {
-    long idx = snap.index_of(name);
-    if (idx >= 0) order_.push_back(static_cast<uint32_t>(idx));
+  if (pr.node_indexes) {
+    // Already ascending snapshot indexes (a plugin's out-of-range index is dropped, not trusted).
+    order_.reserve(pr.node_indexes->size());
+    for (uint32_t idx : *pr.node_indexes)
+      if (idx < n_) order_.push_back(idx);
+  } else {
+    order_.reserve(pr.node_names->size());
+    for (auto& name : *pr.node_names) {
+      long idx = snap.index_of(name);
+      if (idx >= 0) order_.push_back(static_cast<uint32_t>(idx));
+    }
+    std::sort(order_.begin(), order_.end());
   }
-  std::sort(order_.begin(), order_.end());
   if (!order_.empty()) std::rotate(order_.begin(), order_.begin() + start % order_.size(), order_.end());
   std::vector<std::string_view> plugins = pr.from_plugins;
   std::sort(plugins.begin(), plugins.end());
@@ -350,7 +357,7 @@ status recheck_node(const framework& fwk, const pod_info& pod, const node_info& 
   schedule_result ignored;
   auto s = pre_filter_step(fwk, fresh, pod, *snap, pr, ignored);
   if (!s.is_success()) return s;
-  if (!pr.all_nodes() && !pr.node_names->count(node.name))
+  if (!pr.contains(*snap, node.name))
     return status::unresolvable("node(s) didn't satisfy plugin(s)");
   return fwk.run_filter_with_nominated_pods(fresh, pod, node, *snap);
 }
