@@ -40,17 +40,29 @@ pod_info_ptr member(const std::string& name, const std::string& group) {
                        group + "}}\nspec: {containers: [{name: c}]}\n");
 }
 
-TEST(GangSchedulingTest, PreEnqueueWaitsForTheGroupAndItsQuorum) {
+// A member of group `group` that joins through `api`'s way: the Coscheduling label, or upstream's
+// spec.schedulingGroup.podGroupName.
+pod_info_ptr member_of(pod_group_api api, const std::string& name, const std::string& group) {
+  if (api == pod_group_api::coscheduling) return member(name, group);
+  return pod_from_yaml("metadata: {name: " + name + ", namespace: default}\nspec: {schedulingGroup: {podGroupName: " +
+                       group + "}, containers: [{name: c}]}\n");
+}
+
+// PreEnqueue holds a pod until its group exists and has minCount pods, in either API form.
+class GangPreEnqueueTest : public ::testing::TestWithParam<pod_group_api> {};
+
+TEST_P(GangPreEnqueueTest, WaitsForTheGroupAndItsQuorum) {
   plugins::gang_scheduling pl;
   directory d;
-  auto p = member("m0", "train");
-  ASSERT_EQ(p->group_api, pod_group_api::coscheduling);
+  auto p = member_of(GetParam(), "m0", "train");
+  ASSERT_EQ(p->group_api, GetParam());
+  ASSERT_EQ(p->group_name, "train");
   auto s = pl.pre_enqueue(*p, d);
   EXPECT_EQ(s.get_code(), fw::code::unschedulable_and_unresolvable);
   EXPECT_EQ(s.message(), "waiting for pod's pod group \"train\" to appear in scheduling queue");
 
   auto stored = std::make_shared<pod_group>(*gang("train", 3));
-  stored->api = pod_group_api::coscheduling;
+  stored->api = GetParam();
   d.groups[p->group_key] = stored;
   d.counts[p->group_key] = 2;
   s = pl.pre_enqueue(*p, d);
@@ -58,6 +70,12 @@ TEST(GangSchedulingTest, PreEnqueueWaitsForTheGroupAndItsQuorum) {
   EXPECT_EQ(s.message(), "waiting for minCount pods from a gang to appear in scheduling queue");
   d.counts[p->group_key] = 3;
   EXPECT_TRUE(pl.pre_enqueue(*p, d).is_success());
+
+  // The same name in the other API form is another group: this one's quorum does not count.
+  auto other = member_of(GetParam() == pod_group_api::coscheduling ? pod_group_api::workload : pod_group_api::coscheduling,
+                         "m1", "train");
+  EXPECT_NE(other->group_key, p->group_key);
+  EXPECT_EQ(pl.pre_enqueue(*other, d).get_code(), fw::code::unschedulable_and_unresolvable);
 
   // A pod in no group, and a group with a basic policy, are not held.
   EXPECT_TRUE(pl.pre_enqueue(*pod_from_yaml("metadata: {name: plain, namespace: default}\nspec: {containers: [{name: c}]}\n"), d)
@@ -69,6 +87,12 @@ TEST(GangSchedulingTest, PreEnqueueWaitsForTheGroupAndItsQuorum) {
   d.counts[p->group_key] = 1;
   EXPECT_TRUE(pl.pre_enqueue(*p, d).is_success());
 }
+
+INSTANTIATE_TEST_SUITE_P(Api, GangPreEnqueueTest,
+                         ::testing::Values(pod_group_api::coscheduling, pod_group_api::workload),
+                         [](const auto& info) {
+                           return std::string(info.param == pod_group_api::coscheduling ? "coscheduling" : "workload");
+                         });
 
 TEST(GangSchedulingTest, PermitWaitsForTheGangWithItsTimeout) {
   plugins::gang_scheduling pl;
