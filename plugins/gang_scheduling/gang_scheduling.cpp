@@ -124,8 +124,9 @@ bool in_topology_domain(const pod_group& g, const node_info& node, std::string_v
 
 fw::status gang_scheduling::pre_filter(fw::cycle_state& state, const pod_info& pod, const snapshot& snap,
                                        fw::pre_filter_result& result) const {
+  // Coscheduling's minResources: checked once per attempt of the group, not per member.
   if (state.gang && state.gang->group && has_min_resources(*state.gang->group))
-    if (auto s = check_min_resources(*state.gang->group, state.gang->key, snap); !s.is_success()) return s;
+    if (auto s = permitted_.check(*state.gang, snap); !s.is_success()) return s;
   const fw::gang_ticket* t = topology_gang(state);
   if (!t) return fw::status::skip();
   const pod_group& g = *t->group;

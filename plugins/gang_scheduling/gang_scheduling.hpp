@@ -33,6 +33,7 @@
 #include "messages/result.hpp"
 #include "plugins/framework/handle.hpp"
 #include "plugins/framework/interfaces.hpp"
+#include "plugins/gang_scheduling/min_resources.hpp"
 
 namespace kas::plugins {
 
@@ -70,24 +71,22 @@ public:
   // The domains of a set of topology keys over one snapshot's nodes (defined in the .cpp).
   struct domain_index;
 
+  // Coscheduling's permittedPG (min_resources.hpp): groups that passed the minResources check in
+  // their current attempt, whose other members skip it. Exposed for tests (its clock, its walks).
+  permitted_groups& permitted() const { return permitted_; }
+
 private:
   // One index per set of topology keys seen (usually one), updated under index_mu_ to the
   // snapshot of the cycle that uses it. The workers run PreFilter concurrently; each holds the
   // lock for a comparison of node pointers and, for an attempt's first member, a count of room.
   mutable std::mutex index_mu_;
   mutable std::vector<std::unique_ptr<domain_index>> indexes_;
+  mutable permitted_groups permitted_;  // its own mutex
 };
 
 // The message every member of a gang that could not be placed whole reports, e.g.
 // "pod group team-a/train-1: 6/8 members could be placed (minCount 8)".
 std::string gang_failure_message(const pod_group& g, size_t placed, size_t members);
-
-// Coscheduling's minResources (scheduler-plugins' PodGroupManager.PreFilter): the free resources
-// summed over the snapshot's nodes, the group's own pods counted as free, must cover
-// spec.minResources and minMember pods. Else UnschedulableAndUnresolvable "resource gap: <what
-// is missing>" (upstream's words before its Go map of quantities). min_resources.cpp.
-bool has_min_resources(const pod_group& g);
-fw::status check_min_resources(const pod_group& g, const std::string& group_key, const snapshot& snap);
 
 // A node's domain for the group's topology keys (their values joined by '\x1f'); empty when the
 // node lacks one of the keys.

@@ -1,7 +1,9 @@
 // Coscheduling's minResources: a PodGroup that sets it is not tried until the cluster has that
 // much free (scheduler-plugins' PodGroupManager.PreFilter and CheckClusterResource).
-#include "plugins/gang_scheduling/gang_scheduling.hpp"
+#include "plugins/gang_scheduling/min_resources.hpp"
 
+#include <algorithm>
+#include <iterator>
 #include <string>
 
 #include "cache/snapshot.hpp"
@@ -70,6 +72,56 @@ fw::status check_min_resources(const pod_group& g, const std::string& group_key,
   }
   if (covered(gap)) return fw::status::ok();
   return fw::status(fw::code::unschedulable_and_unresolvable, fw::intern("resource gap: " + describe_gap(gap)));
+}
+
+fw::status permitted_groups::check(const fw::gang_ticket& t, const snapshot& snap) {
+  if (!t.group || !has_min_resources(*t.group)) return fw::status::ok();
+  clock::time_point now;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    now = now_locked();
+    auto it = entries_.find(t.key);
+    if (it != entries_.end() && current(it->second, t, now)) return fw::status::ok();
+  }
+  walks_.fetch_add(1, std::memory_order_relaxed);
+  fw::status s = check_min_resources(*t.group, t.key, snap);
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = entries_.find(t.key);
+  if (s.is_success()) {
+    auto ttl = t.group->schedule_timeout.count() > 0 ? t.group->schedule_timeout : default_ttl;
+    entry e{t.group, t.round, now + std::chrono::duration_cast<clock::duration>(ttl)};
+    if (it != entries_.end()) {
+      it->second = std::move(e);
+      return s;
+    }
+    if (entries_.size() >= sweep_at_) {
+      // go-cache's janitor, run as the map grows: groups that never came back leave.
+      for (auto i = entries_.begin(); i != entries_.end();)
+        i = now < i->second.expiry ? std::next(i) : entries_.erase(i);
+      sweep_at_ = std::max<size_t>(64, 2 * entries_.size());
+    }
+    entries_.emplace(t.key, std::move(e));
+  } else if (it != entries_.end() && !current(it->second, t, now)) {
+    entries_.erase(it);  // stale (another attempt, another object, expired); a current one is a
+                         // member's pass on another snapshot, which stands, as upstream's would
+  }
+  return s;
+}
+
+bool permitted_groups::permitted(const fw::gang_ticket& t) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = entries_.find(t.key);
+  return it != entries_.end() && current(it->second, t, now_locked());
+}
+
+size_t permitted_groups::size() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return entries_.size();
+}
+
+void permitted_groups::set_clock(std::function<clock::time_point()> now) {
+  std::lock_guard<std::mutex> lock(mu_);
+  clock_ = std::move(now);
 }
 
 }  // namespace kas::plugins

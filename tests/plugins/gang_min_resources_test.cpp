@@ -2,6 +2,11 @@
 // whole cluster, the group's own pods counted as free, must cover minResources and minMember pods.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
+#include <thread>
+#include <vector>
+
 #include "cache/snapshot.hpp"
 #include "plugins/gang_scheduling/gang_scheduling.hpp"
 #include "tests/plugins/fixtures.hpp"
@@ -82,6 +87,169 @@ TEST(GangMinResourcesTest, PreFilterRejectsAMemberWhileTheClusterLacksMinResourc
   EXPECT_EQ(s.message(), "resource gap: cpu 1000m");
   ticket.group = coscheduling_group(2, 5000);
   EXPECT_TRUE(pl.pre_filter(state, *pod, snap, r).is_skip()) << "no topology: nothing more to do";
+}
+
+
+// --- permittedPG: a group that passed is not checked again for the attempt's other members ------
+
+using namespace std::chrono_literals;
+using permitted_clock = plugins::permitted_groups::clock;
+
+// Both nodes full of other pods: no group with minResources passes here.
+snapshot full_cluster() {
+  snapshot s;
+  s.add_node(node_with_allocatable("n0", "4", "16Gi", "8", {running("other-0", "4")}), 1);
+  s.add_node(node_with_allocatable("n1", "4", "16Gi", "8", {running("other-1", "4")}), 2);
+  return s;
+}
+
+// One member's PreFilter in attempt `round` of the group `g`.
+struct member {
+  fw::gang_ticket ticket;
+  fw::cycle_state state;
+  pod_info_ptr pod = running("m", "1", "train");
+  member(pod_group_ptr g, uint64_t round, const std::string& key = group_key) {
+    ticket.group = std::move(g);
+    ticket.key = key;
+    ticket.round = round;
+    state.gang = &ticket;
+  }
+  member(const member&) = delete;
+  fw::status pre_filter(const plugins::gang_scheduling& pl, const snapshot& snap) {
+    fw::pre_filter_result r;
+    return pl.pre_filter(state, *pod, snap, r);
+  }
+};
+
+// A plugin whose permittedPG reads `now`.
+struct timed_plugin {
+  plugins::gang_scheduling pl;
+  permitted_clock::time_point now = permitted_clock::time_point(std::chrono::hours(1));
+  timed_plugin() {
+    pl.permitted().set_clock([this] { return now; });
+  }
+};
+
+TEST(GangMinResourcesTest, TheAttemptsOtherMembersSkipTheCheckOnceTheGroupPassed) {
+  timed_plugin t;
+  auto g = coscheduling_group(2, 5000);
+  member first(g, 1);
+  EXPECT_TRUE(first.pre_filter(t.pl, cluster()).is_skip());
+  EXPECT_EQ(t.pl.permitted().walks(), 1u);
+  EXPECT_TRUE(t.pl.permitted().permitted(first.ticket));
+
+  // The cluster filled up since: a check would fail, but the second member does not run it.
+  auto full = full_cluster();
+  ASSERT_EQ(plugins::check_min_resources(*g, group_key, full).message(), "resource gap: cpu 5000m");
+  member second(g, 1);
+  EXPECT_TRUE(second.pre_filter(t.pl, full).is_skip());
+  EXPECT_EQ(t.pl.permitted().walks(), 1u) << "no walk over the nodes' pods";
+}
+
+TEST(GangMinResourcesTest, APassLastsTheGroupsScheduleTimeoutOrUpstreamsDefault) {
+  struct tc {
+    std::string name;
+    std::chrono::seconds schedule_timeout;
+    std::chrono::seconds lasts;
+  };
+  for (auto& c : std::vector<tc>{{"scheduleTimeoutSeconds 30", 30s, 30s},
+                                 {"unset: upstream's 60 s", 0s, plugins::permitted_groups::default_ttl}}) {
+    SCOPED_TRACE(c.name);
+    timed_plugin t;
+    auto g = std::make_shared<pod_group>(*coscheduling_group(2, 5000));
+    g->schedule_timeout = c.schedule_timeout;
+    member first(g, 1);
+    ASSERT_TRUE(first.pre_filter(t.pl, cluster()).is_skip());
+    auto full = full_cluster();
+    auto passed = t.now;
+    t.now = passed + c.lasts - 1ns;
+    member second(g, 1);
+    EXPECT_TRUE(second.pre_filter(t.pl, full).is_skip());
+    EXPECT_EQ(t.pl.permitted().walks(), 1u);
+    // Expired: checked again, and the full cluster fails it.
+    t.now = passed + c.lasts;
+    EXPECT_FALSE(t.pl.permitted().permitted(second.ticket));
+    member third(g, 1);
+    auto s = third.pre_filter(t.pl, full);
+    EXPECT_EQ(s.get_code(), fw::code::unschedulable_and_unresolvable);
+    EXPECT_EQ(s.message(), "resource gap: cpu 5000m");
+    EXPECT_EQ(t.pl.permitted().walks(), 2u);
+  }
+}
+
+TEST(GangMinResourcesTest, AGroupThatFailedIsCheckedEachTime) {
+  timed_plugin t;
+  auto g = coscheduling_group(2, 6000);
+  for (int i = 0; i < 3; ++i) {
+    member m(g, 1);
+    EXPECT_EQ(m.pre_filter(t.pl, cluster()).message(), "resource gap: cpu 1000m");
+  }
+  EXPECT_EQ(t.pl.permitted().walks(), 3u);
+  EXPECT_EQ(t.pl.permitted().size(), 0u);
+  // Room appears (the other pods went): the next member passes, and the one after skips the check.
+  snapshot freed;
+  freed.add_node(node_with_allocatable("n0", "4", "16Gi", "8", {}), 1);
+  freed.add_node(node_with_allocatable("n1", "4", "16Gi", "8", {}), 2);
+  member passes(g, 1);
+  EXPECT_TRUE(passes.pre_filter(t.pl, freed).is_skip());
+  member skips(g, 1);
+  EXPECT_TRUE(skips.pre_filter(t.pl, full_cluster()).is_skip());
+  EXPECT_EQ(t.pl.permitted().walks(), 4u);
+}
+
+// Upstream drops the entry when a member fails (PostFilter, Unreserve), so the group's next attempt
+// is checked again: here a pass holds for its attempt (the ticket's round). A changed PodGroup (a
+// new object) is checked again too.
+TEST(GangMinResourcesTest, TheNextAttemptOrAChangedGroupIsCheckedAgain) {
+  timed_plugin t;
+  auto g = coscheduling_group(2, 5000);
+  member first(g, 1);
+  ASSERT_TRUE(first.pre_filter(t.pl, cluster()).is_skip());
+  auto full = full_cluster();
+
+  member next_attempt(g, 2);
+  EXPECT_EQ(next_attempt.pre_filter(t.pl, full).message(), "resource gap: cpu 5000m");
+  EXPECT_EQ(t.pl.permitted().walks(), 2u);
+
+  member again(g, 2);
+  ASSERT_TRUE(again.pre_filter(t.pl, cluster()).is_skip());
+  auto changed = coscheduling_group(2, 5000);  // the PodGroup object was replaced
+  member after_change(changed, 2);
+  EXPECT_EQ(after_change.pre_filter(t.pl, full).message(), "resource gap: cpu 5000m");
+  EXPECT_EQ(t.pl.permitted().walks(), 4u);
+}
+
+// Workers run PreFilter concurrently: members of passing and failing groups on several threads get
+// the right answer, a passing group is walked at most once per thread (members that missed at the
+// same time), a failing one on every call.
+TEST(GangMinResourcesTest, ConcurrentMembersOfSeveralGroups) {
+  timed_plugin t;
+  const auto snap = cluster();
+  struct group_case {
+    pod_group_ptr g;
+    std::string key;
+    bool passes;
+  };
+  std::vector<group_case> groups;
+  for (int i = 0; i < 6; ++i)
+    groups.push_back({coscheduling_group(2, i % 2 ? 6000 : 4000), "x/default/g" + std::to_string(i), i % 2 == 0});
+  constexpr int threads = 4, rounds = 300;
+  std::atomic<int> wrong{0};
+  std::vector<std::thread> workers;
+  for (int w = 0; w < threads; ++w)
+    workers.emplace_back([&] {
+      for (int r = 0; r < rounds; ++r)
+        for (auto& c : groups) {
+          member m(c.g, 1, c.key);
+          if (m.pre_filter(t.pl, snap).is_skip() != c.passes) ++wrong;
+        }
+    });
+  for (auto& w : workers) w.join();
+  EXPECT_EQ(wrong.load(), 0);
+  const uint64_t failing_calls = threads * rounds * 3;
+  EXPECT_GE(t.pl.permitted().walks(), failing_calls + 3);
+  EXPECT_LE(t.pl.permitted().walks(), failing_calls + 3 * threads);
+  EXPECT_EQ(t.pl.permitted().size(), 3u);
 }
 
 }  // namespace
