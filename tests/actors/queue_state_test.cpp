@@ -583,6 +583,41 @@ TEST(QueueStateTest, QueueSortKeepsAGroupsPodsTogether) {
                                       "late-0", "late-1", "plain-0"}));
 }
 
+// Coscheduling's PodGroups (joined by the label) sort the same way, among themselves and among
+// upstream's: each group's members as one unit by the group's creation time, then its name; a
+// Coscheduling group has no priority of its own, so its members' priority orders it (as
+// Coscheduling's QueueSort does), and a group of the same name in the other form is another group.
+TEST(QueueStateTest, QueueSortKeepsCoschedulingGroupsTogetherToo) {
+  auto q = make_queue();
+  auto objs = std::make_shared<cluster_objects>();
+  auto cos = [](const std::string& name, int64_t created_s) -> pod_group_ptr {
+    auto g = std::make_shared<pod_group>(*basic_group(name, created_s));
+    g->api = pod_group_api::coscheduling;
+    return g;
+  };
+  for (auto g : {cos("late", 2000), cos("early", 1000), basic_group("middle", 1500), cos("middle", 1500)})
+    objs->pod_groups[pod_group_key(*g)] = g;
+  q.set_objects(objs, t0);
+  auto cos_member = [](const std::string& name, const std::string& group, int32_t priority = 0) -> pod_info_ptr {
+    auto p = std::make_shared<pod_info>(*group_member(name, group));
+    p->group_api = pod_group_api::coscheduling;
+    p->group_key = pod_group_key(p->group_api, p->ns, group);
+    p->priority = priority;
+    return p;
+  };
+  int i = 0;
+  for (const pod_info_ptr& p : std::vector<pod_info_ptr>{cos_member("late-0", "late"), group_member("middle-w0", "middle"), cos_member("early-0", "early"),
+                  make_pod(pod("plain-0", "100m", "100Mi")), cos_member("middle-c0", "middle"),
+                  cos_member("late-1", "late"), cos_member("urgent-0", "late", 50), group_member("middle-w1", "middle"),
+                  cos_member("early-1", "early"), cos_member("middle-c1", "middle")})
+    q.add(p, t0 + i++ * 1s);
+  // middle's two forms were made at the same time: the names tie, and the form decides (upstream's
+  // before Coscheduling's), each form's members together.
+  EXPECT_EQ(pop_names(q, t0 + 20s),
+            (std::vector<std::string>{"urgent-0", "early-0", "early-1", "middle-w0", "middle-w1", "middle-c0",
+                                      "middle-c1", "late-0", "late-1", "plain-0"}));
+}
+
 // A PodGroup that changes (here: gains a priority) reorders its members already in activeQ.
 TEST(QueueStateTest, AGroupsChangeReordersItsMembersInActiveQ) {
   auto q = make_queue();
