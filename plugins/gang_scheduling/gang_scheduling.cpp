@@ -31,10 +31,11 @@ std::string display_keys(const pod_group& g) {
 
 // The domains of one set of topology keys over a snapshot's nodes: for each node its domain, and
 // for each domain (in order of the joined values, as kube's maps iterate) its nodes' snapshot
-// indexes, ascending, shared with the PreFilterResults that hand them out. Built once with a string per node; then brought up to date with
-// each snapshot by comparing node pointers: a node whose object changed (a pod was added, say) keeps
-// its domain unless its name or the keys' values changed, which rebuilds the index. Holding the
-// node pointers keeps those objects alive, so an equal pointer is the same, unchanged node.
+// indexes, ascending, shared with the PreFilterResults that hand them out. Built once with a string
+// per node; then brought up to date with each snapshot by comparing node pointers: a node whose
+// object changed (a pod was added, say) keeps its domain unless its name or the keys' values
+// changed, which rebuilds the index. Holding the node pointers keeps those objects alive, so an
+// equal pointer is the same, unchanged node.
 struct gang_scheduling::domain_index {
   std::vector<std::string> keys;
   std::vector<node_info_ptr> nodes;  // the nodes of the snapshot it is up to date with
