@@ -190,4 +190,12 @@ inline node_info named_node(const std::string& name) {
   return n;
 }
 
+// A snapshot of `count` bare nodes named n0, n1, ..., at indexes 0, 1, ...
+inline snapshot named_nodes(int count) {
+  snapshot snap;
+  for (int i = 0; i < count; ++i)
+    snap.add_node(std::make_shared<node_info>(named_node("n" + std::to_string(i))), static_cast<uint64_t>(i + 1));
+  return snap;
+}
+
 }  // namespace kas::test

@@ -155,12 +155,7 @@ TEST(PreFilterResult, IntersectsAndExplainsAnEmptyIntersection) {
 // candidate_nodes reads a PreFilterResult in either form the same way: the nodes in snapshot
 // order, rotated to the start index, the others absent with the narrowing plugin's message.
 TEST(PreFilterResult, CandidatesAreTheSameByIndexOrByName) {
-  snapshot snap;
-  for (int i = 0; i < 6; ++i) {
-    auto n = std::make_shared<node_info>();
-    n->name = "n" + std::to_string(i);
-    snap.add_node(n, static_cast<uint64_t>(i + 1));
-  }
+  snapshot snap = test::named_nodes(6);
   fw::pre_filter_result by_index, by_name;
   // An index past the snapshot's end (a plugin's mistake) is dropped, as an unknown name is.
   by_index.node_indexes = std::make_shared<const std::vector<uint32_t>>(std::vector<uint32_t>{1, 3, 4, 9});

@@ -166,12 +166,7 @@ TEST(PreFilterResultMerge, IntersectsAndConcatenatesPlugins) {
 // A plugin may narrow by snapshot index instead of by name; merging intersects either form, and
 // the result reads back as kube's set of names.
 TEST(PreFilterResultMerge, IndexesIntersectWithIndexesAndNames) {
-  snapshot snap;
-  for (int i = 0; i < 5; ++i) {
-    auto n = std::make_shared<node_info>();
-    n->name = "n" + std::to_string(i);
-    snap.add_node(n, static_cast<uint64_t>(i + 1));
-  }
+  snapshot snap = test::named_nodes(5);
   auto by_index = [](std::vector<uint32_t> idx, std::string_view from) {
     fw::pre_filter_result r;
     r.node_indexes = std::make_shared<const std::vector<uint32_t>>(std::move(idx));
