@@ -22,7 +22,7 @@ enum class stage : uint8_t {
   filtering,   // filtered_range from each worker a range went to
   scoring,     // scored_range from each worker a range went to
   assuming,    // assume_reply from the cache
-  evicting,    // cluster_stats, then snapshot_ptr: a preemption's deletions reached the queue
+  evicting,    // cluster_stats, then the cache's answer: a preemption's deletions reached the queue
 };
 
 // Everything one pod's cycle accumulates between stages. Owned by the driver's cycle table.
@@ -55,7 +55,6 @@ struct pod_cycle {
 // A snapshot request waiting for its answer: the cycles it starts, or a preemption to release.
 struct snapshot_waiter {
   std::vector<uint64_t> start;
-  uint64_t evicted = 0;
   uint64_t seq = 0;
 };
 
@@ -323,7 +322,7 @@ void fail(self_ptr self, pod_cycle& pc, const fw::status& s) {
   if (!evicted || !st.wiring->cluster) return report(self, pc, std::move(f));
   // The evictions were sent to the cluster from this actor, so the cluster answers stats after it
   // emitted their deletions to the cache, and the cache answers a snapshot request sent after that
-  // after it forwarded them to the queue. Reporting the failure only then makes the queue see the
+  // at normal priority (behind them in its mailbox) after it forwarded them to the queue. Reporting the failure only then makes the queue see the
   // victims' AssignedPodDelete while the pod is still in flight (requeue to backoff), never after
   // it parked the pod as unschedulable and possibly reported itself idle.
   pc.evicted = std::move(f);
@@ -410,10 +409,6 @@ void on_snapshot(self_ptr self, const snapshot_ptr& snap) {
   if (st.snapshot_waiters.empty()) return;
   auto w = std::move(st.snapshot_waiters.front());
   st.snapshot_waiters.pop_front();
-  if (w.evicted) {
-    if (auto* pc = find_cycle(self, w.evicted)) report(self, *pc, std::move(*pc->evicted));
-    return;
-  }
   for (auto id : w.start) {
     auto* pc = find_cycle(self, id);
     if (!pc) continue;
@@ -881,8 +876,21 @@ driver_actor spawn_cycle_driver(caf::actor_system& sys, std::vector<fw::framewor
         st.eviction_waiters.pop_front();
         auto* pc = find_cycle(self, id);
         if (!pc) return;
-        await(self, *pc, stage::evicting, st.wiring->cache);
-        request_snapshot(self, snapshot_waiter{{}, id});
+        // A request at normal priority, answered after the cache's earlier mail: the batch with the
+        // deletions, which the cache forwards to the queue as it applies it. request_snapshot's
+        // high-priority request would overtake that batch, and the failure would then reach the
+        // queue before the deletions (seen under TSan: simulate reported a preemptor unschedulable
+        // that bound a moment later). The answer comes to this request's own handler, so the
+        // FIFO of snapshot_waiters is untouched.
+        if (!await(self, *pc, stage::evicting, st.wiring->cache)) return report(self, *pc, std::move(*pc->evicted));
+        auto landed = [self, id] {
+          // Gone already when fail_waiting_on reported it (the cache went down).
+          auto it = self->state.cycles.find(id);
+          if (it == self->state.cycles.end() || it->second.at != stage::evicting || !it->second.evicted) return;
+          report(self, it->second, std::move(*it->second.evicted));
+        };
+        self->request(st.wiring->cache, caf::infinite, snap_atom::value)
+          .then([landed](const snapshot_ptr&) { landed(); }, [landed](const caf::error&) { landed(); });
       },
     };
   });
