@@ -22,7 +22,7 @@ enum class stage : uint8_t {
   filtering,   // filtered_range from each worker a range went to
   scoring,     // scored_range from each worker a range went to
   assuming,    // assume_reply from the cache
-  evicting,    // cluster_stats, then the cache's answer: a preemption's deletions reached the queue
+  evicting,    // the cluster's, then the cache's answer: a preemption's deletions reached the queue
 };
 
 // Everything one pod's cycle accumulates between stages. Owned by the driver's cycle table.
@@ -79,7 +79,6 @@ struct driver_state {
   std::mt19937_64 rng;
   // Answers arrive in the order asked (one sender, one receiver): FIFOs match them to cycles.
   std::deque<snapshot_waiter> snapshot_waiters;
-  std::deque<uint64_t> eviction_waiters;
   std::unordered_map<caf::actor_addr, std::string> names;  // the actors it monitors
   std::unordered_map<caf::actor_addr, std::string> down;   // actors seen down, with the reason
   // Nominations from this driver's successful PostFilters (uid -> node), until the pod is assumed.
@@ -293,6 +292,51 @@ post_filter_outcome post_filter(self_ptr self, pod_cycle& pc) {
   return {ps.is_success() && !pfr.victims.empty(), ps.is_success() ? std::string() : ps.message()};
 }
 
+// Reports a preemptor's held failure once its victims' deletions landed, or once the actor the wait
+// was on failed: whichever comes first, once (the cycle is gone after).
+void report_evicted(self_ptr self, uint64_t id) {
+  auto it = self->state.cycles.find(id);
+  if (it == self->state.cycles.end() || it->second.at != stage::evicting || !it->second.evicted) return;
+  report(self, it->second, std::move(*it->second.evicted));
+}
+
+// Holds a preemptor's failure until its victims' deletions reached the queue, so the queue sees the
+// victims' AssignedPodDelete while the pod is still in flight (a requeue to backoff), never after it
+// parked the pod as unschedulable and possibly reported itself idle. Two requests, each answered
+// after the mail before it:
+//   - the cluster answers stats after it emitted the deletions, which this actor asked for;
+//   - the cache answers a snapshot request at normal priority after the batch with the deletions,
+//     which it forwards to the queue as it applies it. request_snapshot's high-priority request
+//     would overtake that batch (seen under TSan: simulate reported a preemptor unschedulable that
+//     bound a moment later).
+// A failed request, or an actor seen down (fail_waiting_on), reports the failure at once.
+void await_evictions(self_ptr self, pod_cycle& pc) {
+  auto& st = self->state;
+  const uint64_t id = pc.id;
+  auto give_up = [self, id](const caf::error&) {
+    auto probe_scope = self->state.probe->begin_handler(self);
+    report_evicted(self, id);
+  };
+  if (!await(self, pc, stage::evicting, st.wiring->cluster)) return report_evicted(self, id);
+  self->request(st.wiring->cluster, caf::infinite, stats_atom::value)
+    .then(
+      [self, id, give_up](const cluster_stats&) {
+        auto probe_scope = self->state.probe->begin_handler(self);
+        auto it = self->state.cycles.find(id);
+        if (it == self->state.cycles.end() || it->second.at != stage::evicting) return;
+        const auto& cache = self->state.wiring->cache;
+        if (!await(self, it->second, stage::evicting, cache)) return report_evicted(self, id);
+        self->request(cache, caf::infinite, snap_atom::value)
+          .then(
+            [self, id](const snapshot_ptr&) {
+              auto probe_scope = self->state.probe->begin_handler(self);
+              report_evicted(self, id);
+            },
+            give_up);
+      },
+      give_up);
+}
+
 // The cycle failed before Reserve: an Error as is; a rejection through PostFilter into a FitError.
 void fail(self_ptr self, pod_cycle& pc, const fw::status& s) {
   auto& st = self->state;
@@ -320,15 +364,8 @@ void fail(self_ptr self, pod_cycle& pc, const fw::status& s) {
   }
   if (st.opts.explain && pc.snap->size() > 0) self->send(st.wiring->recorder, record_atom::value, std::move(pc.explain));
   if (!evicted || !st.wiring->cluster) return report(self, pc, std::move(f));
-  // The evictions were sent to the cluster from this actor, so the cluster answers stats after it
-  // emitted their deletions to the cache, and the cache answers a snapshot request sent after that
-  // at normal priority (behind them in its mailbox) after it forwarded them to the queue. Reporting the failure only then makes the queue see the
-  // victims' AssignedPodDelete while the pod is still in flight (requeue to backoff), never after
-  // it parked the pod as unschedulable and possibly reported itself idle.
   pc.evicted = std::move(f);
-  if (!await(self, pc, stage::evicting, st.wiring->cluster)) return report(self, pc, std::move(*pc.evicted));
-  st.eviction_waiters.push_back(pc.id);
-  self->send(st.wiring->cluster, stats_atom::value);
+  await_evictions(self, pc);
 }
 
 // Every cycle waiting on an actor that went down fails back into the queue as an Error.
@@ -339,7 +376,7 @@ void fail_waiting_on(self_ptr self, const caf::actor_addr& who, const std::strin
   for (auto id : ids) {
     auto& pc = self->state.cycles.at(id);
     if (pc.at == stage::evicting && pc.evicted) {
-      report(self, pc, std::move(*pc.evicted));
+      report_evicted(self, id);
       continue;
     }
     fail(self, pc, fw::status::error("scheduling cycle lost its " + reason));
@@ -867,30 +904,6 @@ driver_actor spawn_cycle_driver(caf::actor_system& sys, std::vector<fw::framewor
       [self](const assume_reply& rep) {
         auto probe_scope = self->state.probe->begin_handler(self);
         if (auto* pc = find_cycle(self, rep.cycle); pc && pc->at == stage::assuming) on_assumed(self, *pc, rep);
-      },
-      [self](const cluster_stats&) {
-        auto probe_scope = self->state.probe->begin_handler(self);
-        auto& st = self->state;
-        if (st.eviction_waiters.empty()) return;
-        uint64_t id = st.eviction_waiters.front();
-        st.eviction_waiters.pop_front();
-        auto* pc = find_cycle(self, id);
-        if (!pc) return;
-        // A request at normal priority, answered after the cache's earlier mail: the batch with the
-        // deletions, which the cache forwards to the queue as it applies it. request_snapshot's
-        // high-priority request would overtake that batch, and the failure would then reach the
-        // queue before the deletions (seen under TSan: simulate reported a preemptor unschedulable
-        // that bound a moment later). The answer comes to this request's own handler, so the
-        // FIFO of snapshot_waiters is untouched.
-        if (!await(self, *pc, stage::evicting, st.wiring->cache)) return report(self, *pc, std::move(*pc->evicted));
-        auto landed = [self, id] {
-          // Gone already when fail_waiting_on reported it (the cache went down).
-          auto it = self->state.cycles.find(id);
-          if (it == self->state.cycles.end() || it->second.at != stage::evicting || !it->second.evicted) return;
-          report(self, it->second, std::move(*it->second.evicted));
-        };
-        self->request(st.wiring->cache, caf::infinite, snap_atom::value)
-          .then([landed](const snapshot_ptr&) { landed(); }, [landed](const caf::error&) { landed(); });
       },
     };
   });

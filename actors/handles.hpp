@@ -92,8 +92,9 @@ using recorder_actor = caf::typed_actor<
   caf::replies_to<outcomes_atom, explain_record>::with<std::vector<explain_record>>>;
 
 // The cycle driver's stages, in kube's extension-point order. Each is a one-way message; the
-// workers', the queue's, the cache's and the cluster's answers arrive as these typed messages
-// (CAF delivers a handler's result for a non-request message to the sender as a message).
+// workers', the queue's and the cache's answers arrive as these typed messages (CAF delivers a
+// handler's result for a non-request message to the sender as a message). A preemptor's wait for
+// its victims' deletions is two requests instead (cycle_driver.cpp, await_evictions).
 using driver_actor = caf::typed_actor<
   // Start pulling pods from the queue.
   caf::reacts_to<start_atom>,
@@ -108,9 +109,7 @@ using driver_actor = caf::typed_actor<
   // Stage "pod scheduled": a worker ran a whole pod's algorithm.
   caf::reacts_to<cycle_reply_ptr>,
   // Stage "assumed": the cache assumed the pod on its node, or refused (conflict / error).
-  caf::reacts_to<assume_reply>,
-  // Stage "evictions landed": the cluster emitted a preemption's deletions (its stats answer).
-  caf::reacts_to<cluster_stats>>;
+  caf::reacts_to<assume_reply>>;
 
 // Every handle of one scheduler instance. The assembler fills it once, after spawning every actor
 // and before any message flows; actors hold it as shared_ptr<const pipeline> and only read it.
