@@ -163,19 +163,6 @@ public:
     return false;
   }
 
-  // Polls the cluster (each poll a request round trip, no sleep) until these pods are bound, or the
-  // bound on polls is hit. A quiescent queue is not enough after a preemption: the queue can go idle
-  // with the preemptor's gang in the unschedulable pool before the victims' deletions reach it.
-  bool wait_bound(const std::vector<std::string>& uids, int max_polls = 200000) {
-    for (int i = 0; i < max_polls; ++i) {
-      size_t bound = 0;
-      for (auto& p : cluster_pods())
-        if (!p->node_name.empty() && std::find(uids.begin(), uids.end(), p->uid) != uids.end()) ++bound;
-      if (bound == uids.size()) return true;
-    }
-    return false;
-  }
-
   // Every pending pod is accounted for, and the recorder agrees with the cluster.
   void expect_accounted_for() {
     auto outs = outcomes();
@@ -968,10 +955,6 @@ TEST_P(GangPreemptionTest, AGangPreemptsForAllItsMembersOrNotAtAll) {
   opts.skip_idle_backoff = true;
   opts.runtime.pipeline_depth = GetParam();
   ASSERT_TRUE(env.start(opts));
-  std::vector<std::string> train;
-  for (auto& [uid, g] : gang_of)
-    if (g == "train") train.push_back(uid);
-  ASSERT_TRUE(env.wait_bound(train));
   ASSERT_TRUE(env.wait_quiescent());
   env.expect_invariants();
   auto outs = env.outcomes();
@@ -1034,7 +1017,6 @@ TEST_P(GangPreemptionTopologyTest, ATopologyGangPreemptsInOneZone) {
   opts.skip_idle_backoff = true;
   opts.runtime.pipeline_depth = GetParam();
   ASSERT_TRUE(env.start(opts));
-  ASSERT_TRUE(env.wait_bound(members));
   ASSERT_TRUE(env.wait_quiescent());
   env.expect_invariants();
   auto outs = env.outcomes();
