@@ -90,9 +90,9 @@ struct pre_filter_result {
   bool contains(const snapshot& snap, std::string_view name) const;
   // The nodes as kube's set of names (all_nodes(): nullopt).
   std::optional<std::set<std::string>> names(const snapshot& snap) const;
-  // kube's Merge: the intersection of two results. `snap` (the snapshot both ran on) is needed
-  // only when one side has names and the other indexes.
-  pre_filter_result merge(const pre_filter_result& other, const snapshot* snap = nullptr) const;
+  // kube's Merge: the intersection of two results, both from PreFilters that ran on `snap` (it
+  // names the indexes when one side has names and the other indexes).
+  pre_filter_result merge(const pre_filter_result& other, const snapshot& snap) const;
 };
 
 class pre_filter_extensions {

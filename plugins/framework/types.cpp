@@ -1,7 +1,6 @@
 // Small value types of the framework: PreFilterResult merge, node_to_status lookup, event matching.
 #include <algorithm>
 #include <iterator>
-#include <stdexcept>
 
 #include "plugins/framework/interfaces.hpp"
 #include "plugins/framework/registry.hpp"
@@ -28,7 +27,7 @@ std::optional<std::set<std::string>> pre_filter_result::names(const snapshot& sn
   return out;
 }
 
-pre_filter_result pre_filter_result::merge(const pre_filter_result& other, const snapshot* snap) const {
+pre_filter_result pre_filter_result::merge(const pre_filter_result& other, const snapshot& snap) const {
   if (all_nodes()) return other;
   if (other.all_nodes()) return *this;
   pre_filter_result out;
@@ -46,11 +45,10 @@ pre_filter_result pre_filter_result::merge(const pre_filter_result& other, const
                           other.node_indexes->end(), std::back_inserter(*both));
   } else {
     // One side by index, the other by name: keep the indexes whose node is named.
-    if (!snap) throw std::logic_error("PreFilterResult merge of names and indexes without a snapshot");
     const auto& idx = node_indexes ? *node_indexes : *other.node_indexes;
     const auto& names = node_names ? *node_names : *other.node_names;
     for (uint32_t i : idx)
-      if (i < snap->size() && names.count(snap->node(i).name)) both->push_back(i);
+      if (i < snap.size() && names.count(snap.node(i).name)) both->push_back(i);
   }
   out.node_indexes = std::move(both);
   return out;

@@ -154,9 +154,10 @@ TEST(PreFilterResultMerge, IntersectsAndConcatenatesPlugins) {
     {"disjoint", res(names{{"n1"}}, {"A"}), res(names{{"n2"}}, {"B"}), names{std::set<std::string>{}},
      {"A", "B"}},
   };
+  snapshot snap = test::named_nodes(3);
   for (auto& r : rows) {
     SCOPED_TRACE(r.name);
-    auto m = r.a.merge(r.b);
+    auto m = r.a.merge(r.b, snap);
     EXPECT_EQ(m.node_names, r.want);
     EXPECT_EQ(m.all_nodes(), !r.want.has_value());
     EXPECT_EQ(m.from_plugins, r.want_from);
@@ -186,25 +187,25 @@ TEST(PreFilterResultMerge, IndexesIntersectWithIndexesAndNames) {
   EXPECT_FALSE(a.contains(snap, "nowhere"));
   EXPECT_TRUE(fw::pre_filter_result{}.contains(snap, "n2")) << "all nodes";
 
-  auto ab = a.merge(b, &snap);
+  auto ab = a.merge(b, snap);
   ASSERT_TRUE(ab.node_indexes);
   EXPECT_EQ(*ab.node_indexes, (std::vector<uint32_t>{1, 3}));
   EXPECT_EQ(ab.from_plugins, (std::vector<std::string_view>{"A", "B"}));
 
   for (auto* m : {&a, &b}) {
-    auto mixed = m->merge(by_name, &snap);
-    auto back = by_name.merge(*m, &snap);
+    auto mixed = m->merge(by_name, snap);
+    auto back = by_name.merge(*m, snap);
     EXPECT_EQ(mixed.names(snap), back.names(snap)) << "the intersection is symmetric";
   }
-  EXPECT_EQ(*a.merge(by_name, &snap).names(snap), (std::set<std::string>{"n1", "n3"}));
-  EXPECT_EQ(*b.merge(by_name, &snap).names(snap), (std::set<std::string>{"n1", "n3", "n4"}));
+  EXPECT_EQ(*a.merge(by_name, snap).names(snap), (std::set<std::string>{"n1", "n3"}));
+  EXPECT_EQ(*b.merge(by_name, snap).names(snap), (std::set<std::string>{"n1", "n3", "n4"}));
 
-  auto none = a.merge(by_index({2, 4}, "C"), &snap);
+  auto none = a.merge(by_index({2, 4}, "C"), snap);
   EXPECT_TRUE(none.empty());
   EXPECT_FALSE(none.all_nodes());
   EXPECT_FALSE(a.empty());
   EXPECT_FALSE(fw::pre_filter_result{}.empty()) << "all nodes is not empty";
-  EXPECT_EQ(a.merge(fw::pre_filter_result{}, &snap).node_indexes, a.node_indexes) << "all nodes keeps the other side";
+  EXPECT_EQ(a.merge(fw::pre_filter_result{}, snap).node_indexes, a.node_indexes) << "all nodes keeps the other side";
 }
 
 TEST(NodeToStatus, GetFallsBackToAbsent) {

@@ -148,7 +148,7 @@ status framework::run_pre_filter(cycle_state& state, const pod_info& pod, const 
     // kube's Merge; the first narrowing result is taken as is, not copied (GangScheduling's
     // topology domain hands over hundreds of names per member).
     if (out.all_nodes()) out = std::move(r);
-    else if (!r.all_nodes()) out = out.merge(r, &snap);
+    else if (!r.all_nodes()) out = out.merge(r, snap);
     if (out.empty()) {
       // kube keeps these plugins in a set: the message lists them sorted.
       std::vector<std::string_view> names = out.from_plugins;
