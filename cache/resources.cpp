@@ -77,4 +77,27 @@ bool is_scalar_resource_name(std::string_view name) {
          is_prefixed_native_resource(name) || starts_with(name, attachable_volumes_prefix);
 }
 
+std::string format_milli_quantity(int64_t milli) {
+  if (milli % 1000 == 0) return std::to_string(milli / 1000);
+  return std::to_string(milli) + "m";
+}
+
+std::string format_byte_quantity(int64_t bytes) {
+  if (bytes == 0) return "0";
+  static constexpr const char* binary[] = {"Ki", "Mi", "Gi", "Ti", "Pi", "Ei"};
+  static constexpr const char* decimal[] = {"k", "M", "G", "T", "P", "E"};
+  auto largest = [bytes](int64_t base, const char* const (&suffixes)[6]) -> std::string {
+    int64_t v = bytes;
+    int n = 0;
+    while (n < 6 && v % base == 0) {
+      v /= base;
+      ++n;
+    }
+    return n == 0 ? std::string() : std::to_string(v) + suffixes[n - 1];
+  };
+  if (auto b = largest(1024, binary); !b.empty()) return b;
+  if (auto d = largest(1000, decimal); !d.empty()) return d;
+  return std::to_string(bytes);
+}
+
 }  // namespace kas

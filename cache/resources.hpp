@@ -59,6 +59,12 @@ struct resource_list {
   }
 };
 
+// Amounts written as kube writes a canonical quantity, for messages: millicores as whole cores when
+// they are ("2", "500m"); bytes with the largest binary suffix that divides them (Ki to Ei), else
+// the largest decimal one (k to E), else plain ("10Gi", "1536Ki", "3M", "1001").
+std::string format_milli_quantity(int64_t milli);
+std::string format_byte_quantity(int64_t bytes);
+
 // Resources that are not "extended" in kube's sense: native names without a domain, or hugepages-*.
 bool is_extended_resource_name(std::string_view name);
 bool is_hugepages_resource_name(std::string_view name);

@@ -12,19 +12,19 @@ namespace kas::plugins {
 
 namespace {
 
-// What is still missing, one entry per resource, in kube's resource names and units (cpu in
-// millicores, the rest in base units).
+// What is still missing, one entry per resource, in kube's resource names and quantity notation
+// ("cpu 500m, memory 10Gi"; extended resources as plain counts).
 std::string describe_gap(const resource_list& gap) {
   std::string out;
   auto add = [&](std::string_view name, const std::string& amount) {
     out += (out.empty() ? "" : ", ") + std::string(name) + " " + amount;
   };
-  if (gap.milli_cpu > 0) add(res_cpu, std::to_string(gap.milli_cpu) + "m");
-  if (gap.memory > 0) add(res_memory, std::to_string(gap.memory));
-  if (gap.ephemeral_storage > 0) add(res_ephemeral_storage, std::to_string(gap.ephemeral_storage));
+  if (gap.milli_cpu > 0) add(res_cpu, format_milli_quantity(gap.milli_cpu));
+  if (gap.memory > 0) add(res_memory, format_byte_quantity(gap.memory));
+  if (gap.ephemeral_storage > 0) add(res_ephemeral_storage, format_byte_quantity(gap.ephemeral_storage));
   if (gap.allowed_pod_number > 0) add(res_pods, std::to_string(gap.allowed_pod_number));
   for (auto& [name, v] : gap.scalar)
-    if (v > 0) add(name, std::to_string(v));
+    if (v > 0) add(name, is_hugepages_resource_name(name) ? format_byte_quantity(v) : std::to_string(v));
   return out;
 }
 

@@ -52,5 +52,19 @@ TEST(ResourceList, ArithmeticKeepsScalarsSorted) {
   EXPECT_FALSE(a.has_scalar("missing"));
 }
 
+// Messages print amounts as kube prints a canonical quantity.
+TEST(ResourceFormat, QuantitiesAsKubeWritesThem) {
+  EXPECT_EQ(format_milli_quantity(500), "500m");
+  EXPECT_EQ(format_milli_quantity(5000), "5");
+  EXPECT_EQ(format_milli_quantity(1500), "1500m");
+  EXPECT_EQ(format_byte_quantity(0), "0");
+  EXPECT_EQ(format_byte_quantity(10LL << 30), "10Gi");
+  EXPECT_EQ(format_byte_quantity(1536LL << 10), "1536Ki");
+  EXPECT_EQ(format_byte_quantity(3000000), "3M");
+  EXPECT_EQ(format_byte_quantity(1001), "1001");
+  EXPECT_EQ(format_byte_quantity(1LL << 60), "1Ei");
+  EXPECT_EQ(format_byte_quantity(-(2LL << 20)), "-2Mi");
+}
+
 }  // namespace
 }  // namespace kas

@@ -60,7 +60,7 @@ TEST(GangMinResourcesTest, TheGroupsOwnPodsCountAsFree) {
   EXPECT_EQ(s.get_code(), fw::code::unschedulable_and_unresolvable);
   // Memory free: n0 16Gi less the other pods' 2Gi, n1 all 16Gi (the own pod's 1Gi counted free):
   // 30Gi against 40Gi.
-  EXPECT_EQ(s.message(), "resource gap: cpu 500m, memory 10737418240");
+  EXPECT_EQ(s.message(), "resource gap: cpu 500m, memory 10Gi");
 }
 
 TEST(GangMinResourcesTest, MinMemberPodsMustFitTheFreePodSlots) {
@@ -84,7 +84,7 @@ TEST(GangMinResourcesTest, PreFilterRejectsAMemberWhileTheClusterLacksMinResourc
   fw::pre_filter_result r;
   auto s = pl.pre_filter(state, *pod, snap, r);
   EXPECT_EQ(s.get_code(), fw::code::unschedulable_and_unresolvable);
-  EXPECT_EQ(s.message(), "resource gap: cpu 1000m");
+  EXPECT_EQ(s.message(), "resource gap: cpu 1");
   ticket.group = coscheduling_group(2, 5000);
   EXPECT_TRUE(pl.pre_filter(state, *pod, snap, r).is_skip()) << "no topology: nothing more to do";
 }
@@ -140,7 +140,7 @@ TEST(GangMinResourcesTest, TheAttemptsOtherMembersSkipTheCheckOnceTheGroupPassed
 
   // The cluster filled up since: a check would fail, but the second member does not run it.
   auto full = full_cluster();
-  ASSERT_EQ(plugins::check_min_resources(*g, group_key, full).message(), "resource gap: cpu 5000m");
+  ASSERT_EQ(plugins::check_min_resources(*g, group_key, full).message(), "resource gap: cpu 5");
   member second(g, 1);
   EXPECT_TRUE(second.pre_filter(t.pl, full).is_skip());
   EXPECT_EQ(t.pl.permitted().walks(), 1u) << "no walk over the nodes' pods";
@@ -172,7 +172,7 @@ TEST(GangMinResourcesTest, APassLastsTheGroupsScheduleTimeoutOrUpstreamsDefault)
     member third(g, 1);
     auto s = third.pre_filter(t.pl, full);
     EXPECT_EQ(s.get_code(), fw::code::unschedulable_and_unresolvable);
-    EXPECT_EQ(s.message(), "resource gap: cpu 5000m");
+    EXPECT_EQ(s.message(), "resource gap: cpu 5");
     EXPECT_EQ(t.pl.permitted().walks(), 2u);
   }
 }
@@ -182,7 +182,7 @@ TEST(GangMinResourcesTest, AGroupThatFailedIsCheckedEachTime) {
   auto g = coscheduling_group(2, 6000);
   for (int i = 0; i < 3; ++i) {
     member m(g, 1);
-    EXPECT_EQ(m.pre_filter(t.pl, cluster()).message(), "resource gap: cpu 1000m");
+    EXPECT_EQ(m.pre_filter(t.pl, cluster()).message(), "resource gap: cpu 1");
   }
   EXPECT_EQ(t.pl.permitted().walks(), 3u);
   EXPECT_EQ(t.pl.permitted().size(), 0u);
@@ -208,14 +208,14 @@ TEST(GangMinResourcesTest, TheNextAttemptOrAChangedGroupIsCheckedAgain) {
   auto full = full_cluster();
 
   member next_attempt(g, 2);
-  EXPECT_EQ(next_attempt.pre_filter(t.pl, full).message(), "resource gap: cpu 5000m");
+  EXPECT_EQ(next_attempt.pre_filter(t.pl, full).message(), "resource gap: cpu 5");
   EXPECT_EQ(t.pl.permitted().walks(), 2u);
 
   member again(g, 2);
   ASSERT_TRUE(again.pre_filter(t.pl, cluster()).is_skip());
   auto changed = coscheduling_group(2, 5000);  // the PodGroup object was replaced
   member after_change(changed, 2);
-  EXPECT_EQ(after_change.pre_filter(t.pl, full).message(), "resource gap: cpu 5000m");
+  EXPECT_EQ(after_change.pre_filter(t.pl, full).message(), "resource gap: cpu 5");
   EXPECT_EQ(t.pl.permitted().walks(), 4u);
 }
 
