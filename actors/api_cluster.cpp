@@ -66,9 +66,11 @@ struct api_state {
   std::unordered_map<std::string, node_info_ptr> nodes;  // by name
   std::unordered_map<std::string, pod_info_ptr> pods;    // by uid
   std::unordered_map<std::string, std::string> uid_by_key;  // namespace/name -> uid
-  // bench --kubeconfig: namespaces this source created, and pods waiting for theirs.
+  // bench --kubeconfig: namespaces this source created, the creates (pods, PodGroups) waiting for
+  // theirs, and the PodGroups it created (by pod_group_key).
   std::unordered_set<std::string> namespaces_created;
-  std::unordered_map<std::string, std::vector<pod_info_ptr>> pods_awaiting_namespace;
+  std::unordered_map<std::string, std::vector<std::function<void()>>> awaiting_namespace;
+  std::unordered_set<std::string> pod_groups_created;
   std::map<std::string, std::shared_ptr<const k8s::core::Namespace>> namespaces;  // by name
   std::map<std::string, std::shared_ptr<const k8s::policy::PodDisruptionBudget>> pdbs;  // by ns/name
   std::map<std::string, workload_selector> workloads;  // by kind/ns/name; compiled when they change
@@ -731,14 +733,25 @@ void put_volume_objects(api_self self, volume_write_ptr w, size_t next, caf::typ
 
 template <class T>
 void create_object(api_self self, const T& obj, const std::string& path, const char* kind,
-                   std::function<void()> after = nullptr, const char* api_version = "v1") {
+                   std::function<void()> after = nullptr, const char* api_version = "v1", bool json = false) {
   api::http_request req;
   req.method = "POST";
   req.path = path;
-  req.content_type = std::string(api::media_type(self->state.opts.encoding));
+  auto enc = json ? api::encoding::json : self->state.opts.encoding;
+  req.content_type = std::string(api::media_type(enc));
   req.accept = req.content_type;
-  req.body = self->state.opts.encoding == api::encoding::protobuf ? codec::encode_protobuf(obj, api_version, kind)
-                                                                  : codec::encode_json(obj);
+  if (enc == api::encoding::protobuf) {
+    req.body = codec::encode_protobuf(obj, api_version, kind);
+  } else {
+    // apiVersion and kind first, as kubectl sends them: a custom resource's decoder needs them.
+    std::string fields = codec::encode_json(obj);
+    req.body = "{\"apiVersion\":";
+    codec::append_json_string(req.body, api_version);
+    req.body += ",\"kind\":";
+    codec::append_json_string(req.body, kind);
+    if (fields.size() > 2) req.body += ",";
+    req.body.append(fields, 1, std::string::npos);
+  }
   write(
     self, std::move(req),
     [kind, after = std::move(after)](const api::http_response& r) {
@@ -760,14 +773,19 @@ void post_pod(api_self self, const pod_info& p) {
   create_object(self, obj, "/api/v1/namespaces/" + api::url_escape(p.ns) + "/pods", "Pod");
 }
 
-// `bench --kubeconfig` creates its namespaces through the API before their pods (the apiserver
-// refuses a pod in a namespace that does not exist): a pod whose namespace is not known yet waits
-// until the namespace's POST is answered (201, or 409 when it exists already).
-void ensure_namespace(api_self self, const std::string& name, const label_map* labels) {
+// `bench --kubeconfig` creates its namespaces through the API before their pods and PodGroups (the
+// apiserver refuses an object in a namespace that does not exist): a create whose namespace is not
+// known yet waits until the namespace's POST is answered (201, or 409 when it exists already).
+void in_namespace(api_self self, const std::string& name, const label_map* labels, std::function<void()> create) {
   auto& st = self->state;
-  if (st.namespaces.count(name) || st.namespaces_created.count(name) || st.pods_awaiting_namespace.count(name))
+  if (st.namespaces.count(name) || st.namespaces_created.count(name)) {
+    if (create) create();
     return;
-  st.pods_awaiting_namespace[name];
+  }
+  bool asked = st.awaiting_namespace.count(name) > 0;
+  auto& waiting = st.awaiting_namespace[name];
+  if (create) waiting.push_back(std::move(create));
+  if (asked) return;
   k8s::core::Namespace ns;
   ns.mutable_metadata()->set_name(name);
   if (labels)
@@ -775,23 +793,39 @@ void ensure_namespace(api_self self, const std::string& name, const label_map* l
   create_object(self, ns, "/api/v1/namespaces", "Namespace", [self, name] {
     auto& st = self->state;
     st.namespaces_created.insert(name);
-    auto waiting = std::move(st.pods_awaiting_namespace[name]);
-    st.pods_awaiting_namespace.erase(name);
-    for (auto& p : waiting) post_pod(self, *p);
+    auto waiting = std::move(st.awaiting_namespace[name]);
+    st.awaiting_namespace.erase(name);
+    for (auto& create : waiting) create();
   });
 }
 
 void create_pod(api_self self, pod_info_ptr p) {
-  auto& st = self->state;
   if (!p->pod) return;
-  if (st.namespaces.count(p->ns) || st.namespaces_created.count(p->ns)) return post_pod(self, *p);
-  ensure_namespace(self, p->ns, nullptr);
-  st.pods_awaiting_namespace[p->ns].push_back(std::move(p));
+  std::string ns = p->ns;
+  in_namespace(self, ns, nullptr, [self, p = std::move(p)] { post_pod(self, *p); });
 }
 
-// The workload's namespaces, with their labels. Workload selectors and PDBs are not API objects here.
+// The workload's namespaces, with their labels, and its PodGroups (each created once; the
+// Coscheduling form is a CRD, which the apiserver takes as JSON only). Workload selectors and PDBs
+// are not API objects here.
 void create_namespaces(api_self self, const cluster_objects& objs) {
-  for (auto& [name, labels] : objs.namespace_labels) ensure_namespace(self, name, &labels);
+  for (auto& [name, labels] : objs.namespace_labels) in_namespace(self, name, &labels, nullptr);
+  for (auto& [key, g] : objs.pod_groups) {
+    if (!self->state.pod_groups_created.insert(key).second) continue;
+    in_namespace(self, g->ns, nullptr, [self, g = g] {
+      const std::string in = "/namespaces/" + api::url_escape(g->ns) + "/podgroups";
+      if (g->api == pod_group_api::coscheduling) {
+        k8s::coscheduling::PodGroup pg;
+        to_api_object(*g, pg);
+        create_object(self, pg, "/apis/scheduling.x-k8s.io/v1alpha1" + in, "PodGroup", nullptr,
+                      "scheduling.x-k8s.io/v1alpha1", /*json=*/true);
+      } else {
+        k8s::scheduling::PodGroup pg;
+        to_api_object(*g, pg);
+        create_object(self, pg, "/apis/scheduling.k8s.io/v1beta1" + in, "PodGroup", nullptr, "scheduling.k8s.io/v1beta1");
+      }
+    });
+  }
   if (!objs.workloads.empty() || !objs.pdbs.empty())
     spdlog::warn("api_cluster: workload selectors and PodDisruptionBudgets are not created through the API");
 }

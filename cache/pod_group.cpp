@@ -117,4 +117,33 @@ result<pod_group_ptr> compile_pod_group(const k8s::coscheduling::PodGroup& pg) {
   return pod_group_ptr(std::move(g));
 }
 
+void to_api_object(const pod_group& g, k8s::scheduling::PodGroup& out) {
+  out.Clear();
+  out.mutable_metadata()->set_name(g.name);
+  out.mutable_metadata()->set_namespace_(g.ns);
+  auto* spec = out.mutable_spec();
+  if (g.gang) spec->mutable_scheduling_policy()->mutable_gang()->set_min_count(g.min_count);
+  else spec->mutable_scheduling_policy()->mutable_basic();
+  for (auto& key : g.topology_keys) spec->mutable_scheduling_constraints()->add_topology()->set_key(key);
+  if (!g.priority_class_name.empty()) spec->set_priority_class_name(g.priority_class_name);
+  if (g.priority) spec->set_priority(*g.priority);
+}
+
+void to_api_object(const pod_group& g, k8s::coscheduling::PodGroup& out) {
+  out.Clear();
+  out.mutable_metadata()->set_name(g.name);
+  out.mutable_metadata()->set_namespace_(g.ns);
+  auto* spec = out.mutable_spec();
+  spec->set_min_member(g.min_count);
+  if (g.schedule_timeout.count() > 0) spec->set_schedule_timeout_seconds(static_cast<int32_t>(g.schedule_timeout.count()));
+  const resource_list& r = g.min_resources;
+  auto& min = *spec->mutable_min_resources();
+  if (r.milli_cpu > 0) min[std::string(res_cpu)].set_string(format_milli_quantity(r.milli_cpu));
+  if (r.memory > 0) min[std::string(res_memory)].set_string(format_byte_quantity(r.memory));
+  if (r.ephemeral_storage > 0) min[std::string(res_ephemeral_storage)].set_string(format_byte_quantity(r.ephemeral_storage));
+  if (r.allowed_pod_number > 0) min[std::string(res_pods)].set_string(std::to_string(r.allowed_pod_number));
+  for (auto& [name, v] : r.scalar)
+    min[name].set_string(is_hugepages_resource_name(name) ? format_byte_quantity(v) : std::to_string(v));
+}
+
 }  // namespace kas

@@ -83,4 +83,9 @@ result<pod_group_ptr> compile_pod_group(const k8s::scheduling::PodGroup& pg,
 // (0 or unset: the plugin's default); minResources quantities valid and not negative.
 result<pod_group_ptr> compile_pod_group(const k8s::coscheduling::PodGroup& pg);
 
+// The inverse: a group as the API object of its form, less what the apiserver sets (uid, creation
+// time); compile_pod_group of it gives the group back. bench --kubeconfig creates PodGroups with it.
+void to_api_object(const pod_group& g, k8s::scheduling::PodGroup& out);
+void to_api_object(const pod_group& g, k8s::coscheduling::PodGroup& out);
+
 }  // namespace kas

@@ -921,11 +921,6 @@ int run_bench(const bench_args& args) {
     wl = std::move(*w);
   }
   for (auto& w : wl.warnings) std::cerr << "warning: " << w << "\n";
-  if (!args.kubeconfig.empty() && wl.gang_count() > 0) {
-    std::cerr << "error: " << wl.file << ": bench --kubeconfig does not create PodGroups through the API yet; run "
-              << "this workload (its createPods ops with podGroup) in embedded mode\n";
-    return 2;
-  }
   return bench_run(args, std::move(wl), std::move(*cfg)).run();
 }
 

@@ -53,6 +53,7 @@ EXCLUDED_CASES = {
                  "of a scheduler_perf workload through the same connection settings and user agent, which a "
                  "deployed scheduler never does; its scheduling requests are the same code as run's, which the "
                  "other cases exercise",
+    "bench-api-gangs": "the same as bench-api, with PodGroups of both forms among the objects it creates",
 }
 
 # Atoms allowed to stay unused: (group, resource, verb) -> (kind, reason). Kinds: "untestable" (no

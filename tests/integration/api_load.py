@@ -541,10 +541,16 @@ def faults(api, a):
     return 0
 
 
+def list_objects(api, a):
+    """Prints every object under --path (a list URL) as {"items": [...]}."""
+    print(json.dumps({"items": api.list_all(a.path)}, sort_keys=True))
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("command", choices=["create", "wait", "check", "churn", "compare", "faults", "split-log", "apply",
-                                            "placements", "preemption", "event-recreate"])
+                                            "placements", "preemption", "event-recreate", "list"])
     ap.add_argument("--server")
     ap.add_argument("--certs")
     ap.add_argument("--dir")
@@ -563,13 +569,14 @@ def main():
     ap.add_argument("--pod")
     ap.add_argument("--delete-pod")
     ap.add_argument("--announce", action="store_true")
+    ap.add_argument("--path")
     a = ap.parse_args()
     if a.command == "split-log":
         return split_log(a)
     api = Api(a.server, a.certs)
     return {"create": create, "wait": wait, "check": check, "churn": churn, "compare": compare,
             "faults": faults, "apply": apply, "placements": placements,
-            "preemption": preemption, "event-recreate": event_recreate}[a.command](api, a)
+            "preemption": preemption, "event-recreate": event_recreate, "list": list_objects}[a.command](api, a)
 
 
 if __name__ == "__main__":

@@ -9,7 +9,7 @@
 # failure.
 set -euo pipefail
 
-cases=(bind-all faults churn tls-token tls-wrong-ca kubectl bench-api workloads preemption restart event-series volumes
+cases=(bind-all faults churn tls-token tls-wrong-ca kubectl bench-api bench-api-gangs workloads preemption restart event-series volumes
        leader-failover leader-partition leader-bad-input secure-serving)
 if [ "${1:-}" = "--list" ]; then
   printf '%s\n' "${cases[@]}"
@@ -322,6 +322,29 @@ YAML
       fail "bench through the apiserver: $(tail -5 "$work/bench.err")"
     python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); assert r["scheduled"] == 500, r["scheduled"]' \
       "$work/bench.json" || fail "not every measured pod scheduled"
+    ;;
+  bench-api-gangs)
+    # bench --kubeconfig with gangs (bench/workloads/gang-competing-ci.yaml): the PodGroups of both
+    # forms are created through the API (the Coscheduling one as JSON, a custom resource), the
+    # scheduler's informers see them, and every competing set ends with one gang bound whole and the
+    # others wholly pending, as in embedded mode.
+    start_apiserver
+    "$sched" bench --kubeconfig "$certs/kubeconfig" --workload "$repo/bench/workloads/gang-competing-ci.yaml" \
+      --config "$repo/bench/configs/pipeline-depth-16.yaml" --quiet --stall-timeout 120 --output json \
+      >"$work/bench.json" 2>"$work/bench.err" || fail "gangs through the apiserver: $(tail -5 "$work/bench.err")"
+    python3 "$load" list --server "$server" --certs "$certs" --path /apis/scheduling.x-k8s.io/v1alpha1/podgroups \
+      >"$work/cosched.json" || fail "listing the Coscheduling PodGroups"
+    python3 - "$work/bench.json" "$work/cosched.json" <<'PY' || fail "bad gang result: $(cat "$work/bench.json")"
+import json, sys
+r = json.load(open(sys.argv[1]))
+g, c = r["gangs"], r["competingSets"]
+assert (g["measured"], g["bound"], g["pending"]) == (9, 4, 5), g
+assert (c["sets"], c["settled"]) == (4, 4), c
+assert (r["scheduled"], r["unschedulable"]) == (32, 40), (r["scheduled"], r["unschedulable"])
+assert r["invariants"]["violations"] == [], r["invariants"]
+groups = json.load(open(sys.argv[2]))["items"]
+assert len(groups) == 3 and all(x["spec"]["minMember"] == 8 for x in groups), groups
+PY
     ;;
   workloads)
     # PodTopologySpread's system default constraints through the API: a Service, a ReplicaSet, a
