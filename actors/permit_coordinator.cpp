@@ -206,6 +206,10 @@ permit_actor spawn_permit_coordinator(caf::actor_system& sys, std::shared_ptr<co
         auto msg = "rejected due to timeout after waiting at plugin(s) " + plugins;
         fail(self, uid, fw::status(fw::code::unschedulable, fw::intern(msg)), msg);
       },
+      [=](stats_atom) -> uint64_t {
+        auto probe_scope = self->state.probe->begin_handler(self);
+        return self->state.gangs.size();
+      },
       [=](gang_atom, const gang_member_failed& f) {
         auto probe_scope = self->state.probe->begin_handler(self);
         auto& st = self->state;
