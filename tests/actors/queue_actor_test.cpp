@@ -212,5 +212,44 @@ TEST_F(queue_actor_test, quiescence_reply_waits_for_the_pods_in_flight) {
   EXPECT_EQ(std::get<0>(*reply).popped, 1u);
 }
 
+// The permit coordinator forgets a gang when the queue says so: once every member popped has had its
+// cycle reported (here one bound, one failed), never while one still runs.
+TEST_F(queue_actor_test, the_permit_coordinator_hears_when_a_gangs_popped_members_all_reported) {
+  auto q = start();
+  auto g = std::make_shared<pod_group>();
+  g->api = pod_group_api::coscheduling;
+  g->ns = "default";
+  g->name = "train";
+  g->gang = true;
+  g->min_count = 2;
+  auto objs = std::make_shared<cluster_objects>();
+  objs->pod_groups[pod_group_key(*g)] = g;
+  auto objects = std::make_shared<cluster_change>();
+  objects->type = cluster_event_type::objects;
+  objects->objects = objs;
+  std::vector<pod_info_ptr> members;
+  for (auto name : {"t0", "t1"}) {
+    pod_spec ps = pod(name, "100m", "128Mi");
+    ps.labels = {{coscheduling_pod_group_label, "train"}};
+    members.push_back(make_pod(ps));
+  }
+  send(q, event_atom::value, batch({objects, pod_added(members[0]), pod_added(members[1])}));
+  run();
+  auto got = ask<pods>(q, pop_atom::value, uint32_t{2});
+  ASSERT_TRUE(got);
+  ASSERT_EQ(got->size(), 2u);
+  ASSERT_TRUE((*got)[0]->gang);
+  send(q, done_atom::value, std::vector<std::string>{members[0]->uid});
+  run();
+  EXPECT_EQ((log("permit").count<forget_atom, std::string>()), 0u) << "t1's cycle still runs";
+  auto t1 = (*got)[0]->pod->uid == members[1]->uid ? (*got)[0] : (*got)[1];
+  send(q, requeue_atom::value, failed(t1, fw::status::unschedulable("Insufficient cpu")));
+  run();
+  auto forget = log("permit").last<forget_atom, std::string>();
+  ASSERT_TRUE(forget);
+  EXPECT_EQ(std::get<1>(*forget), pod_group_key(*g));
+  EXPECT_EQ((log("permit").count<forget_atom, std::string>()), 1u);
+}
+
 }  // namespace
 }  // namespace kas::test
