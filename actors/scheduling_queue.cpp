@@ -116,6 +116,8 @@ bool labels_changed(const label_map& a, const label_map& b) { return !(a == b); 
 // Gangs whose popped members have all reported (queue_state::take_idle_gangs): the permit
 // coordinator forgets them. Every message such a member's cycle sent the coordinator (its wait,
 // its failure) was enqueued there before its report was sent here, so it is handled before this.
+// Call it before serve_waiting: a member popped there starts the gang's next round, and whatever
+// its cycle sends the coordinator must come after the forget.
 void forget_idle_gangs(queue_actor_state& st) {
   for (auto& key : st.q->take_idle_gangs()) caf::anon_send(st.wiring->permit, forget_atom::value, std::move(key));
 }
