@@ -249,6 +249,38 @@ TEST_F(queue_actor_test, the_permit_coordinator_hears_when_a_gangs_popped_member
   ASSERT_TRUE(forget);
   EXPECT_EQ(std::get<1>(*forget), pod_group_key(*g));
   EXPECT_EQ((log("permit").count<forget_atom, std::string>()), 1u);
+
+  // The next attempt: new members t2 and t3 join (with t0 bound the gang has its quorum) and are
+  // popped in a new round. t2 is deleted while its cycle runs: t3's report does not make the gang
+  // idle (t2's cycle may still reach Permit); t2's cycle's report, however late, does.
+  std::vector<pod_info_ptr> next;
+  for (auto name : {"t2", "t3"}) {
+    pod_spec ps = pod(name, "100m", "128Mi");
+    ps.labels = {{coscheduling_pod_group_label, "train"}};
+    next.push_back(make_pod(ps));
+  }
+  auto t0_bound = std::make_shared<cluster_change>();  // the cluster shows t0's binding
+  t0_bound->type = cluster_event_type::pod_update;
+  t0_bound->old_pod = members[0];
+  t0_bound->new_pod = with_node_name(*members[0], "n1");
+  send(q, event_atom::value, batch({t0_bound, pod_added(next[0]), pod_added(next[1])}));
+  run();
+  auto again = ask<pods>(q, pop_atom::value, uint32_t{2});
+  ASSERT_TRUE(again);
+  ASSERT_EQ(again->size(), 2u);
+  std::map<std::string, queued_pod_ptr> by_uid;
+  for (auto& p : *again) by_uid[p->pod->uid] = p;
+  ASSERT_EQ(by_uid.count(next[0]->uid) + by_uid.count(next[1]->uid), 2u);
+  ASSERT_TRUE(by_uid[next[0]->uid]->gang);
+  EXPECT_GT(by_uid[next[0]->uid]->gang->round, t1->gang->round);
+  send(q, event_atom::value, batch({pod_deleted(next[0])}));
+  run();
+  send(q, done_atom::value, std::vector<std::string>{next[1]->uid});
+  run();
+  EXPECT_EQ((log("permit").count<forget_atom, std::string>()), 1u) << "t2's cycle has not reported";
+  send(q, requeue_atom::value, failed(by_uid[next[0]->uid], fw::status::error("pods \"t2\" not found")));
+  run();
+  EXPECT_EQ((log("permit").count<forget_atom, std::string>()), 2u);
 }
 
 }  // namespace
