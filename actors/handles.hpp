@@ -77,7 +77,12 @@ using permit_actor = caf::typed_actor<
   // A waiting pod's timer fired (uid, wait sequence number).
   caf::reacts_to<timeout_atom, std::string, uint64_t>,
   // A gang member failed outside the coordinator (report_failure).
-  caf::reacts_to<gang_atom, gang_member_failed>>;
+  caf::reacts_to<gang_atom, gang_member_failed>,
+  // The queue: every member of this gang (pod_group_key) popped so far has had its cycle reported,
+  // so none can still reach the coordinator; the gang's state goes.
+  caf::reacts_to<forget_atom, std::string>,
+  // How many gangs the coordinator holds state for (tests, debugging).
+  caf::replies_to<stats_atom>::with<uint64_t>>;
 
 using recorder_actor = caf::typed_actor<
   // A pod's (latest) outcome: Scheduled / Unschedulable / Error / Preempted.

@@ -21,6 +21,18 @@ struct waiting_pod {
 
 // One gang (GangScheduling): its members waiting at Permit, those admitted (sent on to bind and not
 // failed since), and what its last failed attempt was rejected for.
+//
+// Its life: created by the first message about the gang (a member waiting, or failing), dropped when
+// the queue reports that every member it popped so far has had its cycle reported (forget_atom).
+// Until then a member of any attempt so far may still arrive, and needs all of it: the failed round
+// to be turned back, the admitted members to count toward the quorum of their round. After it, no
+// member of those attempts is left: every later message about the gang comes from a member popped
+// later, in a later round (the queue starts a new round for any pop after the gang had none in
+// flight), which a fresh state serves as the old one would have: the old failed round is behind
+// it and no member waits. The one thing it does not carry over is the members admitted then whose
+// binding succeeded: they count as the cluster shows them, in the new ticket's `bound` — the very
+// view by which the queue started the new round (a turn starts only when the members in activeQ,
+// in flight and bound, as the queue sees them, reach the quorum).
 struct gang_state {
   pod_group_ptr group;
   std::unordered_set<std::string> waiting;
@@ -205,6 +217,23 @@ permit_actor spawn_permit_coordinator(caf::actor_system& sys, std::shared_ptr<co
         for (auto& p : it->second.pending) plugins += (plugins.empty() ? "" : ",") + p;
         auto msg = "rejected due to timeout after waiting at plugin(s) " + plugins;
         fail(self, uid, fw::status(fw::code::unschedulable, fw::intern(msg)), msg);
+      },
+      [=](forget_atom, const std::string& key) {
+        auto probe_scope = self->state.probe->begin_handler(self);
+        auto& st = self->state;
+        auto it = st.gangs.find(key);
+        if (it == st.gangs.end()) return;
+        if (!it->second.waiting.empty()) {
+          // Cannot happen (a waiting member is in flight); keep what still waits rather than strand it.
+          spdlog::error("permit_coordinator: gang {} forgotten with {} members waiting (kept)", key,
+                        it->second.waiting.size());
+          return;
+        }
+        st.gangs.erase(it);
+      },
+      [=](stats_atom) -> uint64_t {
+        auto probe_scope = self->state.probe->begin_handler(self);
+        return self->state.gangs.size();
       },
       [=](gang_atom, const gang_member_failed& f) {
         auto probe_scope = self->state.probe->begin_handler(self);

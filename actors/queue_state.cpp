@@ -213,7 +213,9 @@ void queue_state::remove(const std::string& uid) {
   } else if (loc == queue_location::backoff) {
     erase_backoff(uid);
   } else if (loc == queue_location::in_flight) {
-    // The cycle's owner reports done/failure later; forget the pod so it is not requeued.
+    // The cycle's owner reports done/failure later; forget the pod so it is not requeued. A gang
+    // member's cycle may still reach the permit coordinator: its gang is not idle before it reports.
+    if (auto& g = in_flight_[uid].pod->gang) deleted_in_flight_[uid] = g->key;
     left_flight(in_flight_[uid]);
     in_flight_.erase(uid);
     prune_event_log();
@@ -256,6 +258,7 @@ queue_state::qpod queue_state::mark_in_flight(const qpod& q, clock::time_point n
     copy->gang = std::move(t);
     ++turn_.in_flight;
     ++flying_members_[*key];
+    ++unreported_[*key];
   } else {
     copy->gang = nullptr;
   }
@@ -279,6 +282,7 @@ bool queue_state::can_pop() const {
 }
 
 void queue_state::done(const std::string& uid) {
+  cycle_reported(uid);
   auto it = in_flight_.find(uid);
   if (it != in_flight_.end()) left_flight(it->second);
   if (in_flight_.erase(uid)) {
@@ -290,6 +294,7 @@ void queue_state::done(const std::string& uid) {
 void queue_state::add_unschedulable(const fw::queued_pod_info& info, uint64_t cycle, bool is_error,
                                     clock::time_point now) {
   const std::string& uid = info.pod->uid;
+  cycle_reported(uid);
   auto it = in_flight_.find(uid);
   if (it == in_flight_.end()) return;  // deleted while in flight
   (void)cycle;
@@ -404,6 +409,23 @@ void queue_state::left_flight(const in_flight_entry& e) {
   if (turn_.key == t.key && turn_.round == t.round && turn_.in_flight > 0 && --turn_.in_flight == 0) turn_ = {};
 }
 
+void queue_state::cycle_reported(const std::string& uid) {
+  std::string key;
+  if (auto it = in_flight_.find(uid); it != in_flight_.end()) {
+    if (!it->second.pod->gang) return;
+    key = it->second.pod->gang->key;
+  } else if (auto d = deleted_in_flight_.find(uid); d != deleted_in_flight_.end()) {
+    key = std::move(d->second);
+    deleted_in_flight_.erase(d);
+  } else {
+    return;  // not popped, or already reported
+  }
+  auto n = unreported_.find(key);
+  if (n == unreported_.end() || --n->second > 0) return;
+  unreported_.erase(n);
+  idle_gangs_.push_back(std::move(key));
+}
+
 void queue_state::gang_admitted(const std::string& key, uint64_t round) {
   if (turn_.key == key && turn_.round == round) turn_ = {};
 }
@@ -429,7 +451,7 @@ std::string queue_state::audit_member_counts() const {
       if (!recounted.count(key))
         out += std::string(what) + " " + key + ": kept " + std::to_string(n) + ", recounted 0\n";
   };
-  member_counts active, backoff, flying;
+  member_counts active, backoff, flying, unreported;
   for (auto& e : active_) count_member(active, *e.first->pod, +1);
   size_t indexed = 0;
   for (const backoff_set* heap : {&backoff_, &error_backoff_})
@@ -440,9 +462,12 @@ std::string queue_state::audit_member_counts() const {
     }
   for (auto& [uid, e] : in_flight_)
     if (e.pod->gang) ++flying[e.pod->gang->key];
+  unreported = flying;
+  for (auto& [uid, key] : deleted_in_flight_) ++unreported[key];
   compare("active", active_members_, active);
   compare("backoff", backoff_members_, backoff);
   compare("in flight", flying_members_, flying);
+  compare("unreported", unreported_, unreported);
   if (indexed != backoff_size() || backoff_index_.size() != backoff_size())
     out += "backoff index: " + std::to_string(backoff_index_.size()) + " entries, " + std::to_string(indexed) +
            " of the heaps' " + std::to_string(backoff_size()) + " pods indexed where they are\n";

@@ -97,6 +97,13 @@ public:
   void gang_admitted(const std::string& key, uint64_t round);
   // The gang whose turn it is ("" when none).
   const std::string& gang_turn() const { return turn_.key; }
+  // Gangs whose every member popped has had its cycle reported (done or failed) since the last
+  // call: none of their members is in flight or on its way to report, so nothing of their past
+  // attempts can reach the permit coordinator any more (the queue actor tells it to forget them).
+  // A member deleted while in flight still counts until its cycle reports.
+  std::vector<std::string> take_idle_gangs() { return std::move(idle_gangs_); }
+  // Members of gang `key` popped whose cycle has not reported yet (deleted ones included).
+  size_t unreported_members(const std::string& key) const { return count_of(unreported_, key); }
   // Gangs whose members in activeQ cannot start a turn (fewer than minCount ready) go to the
   // unschedulable pool, rejected as they were, until an event brings them back: activeQ holds only
   // pods that pop can hand out. The parked pods are reported by take_parked().
@@ -135,8 +142,8 @@ public:
   // leave the two heaps (insert_backoff, erase_backoff).
   size_t backoff_members(const std::string& key) const { return count_of(backoff_members_, key); }
   // A debugging check for tests: recounts the per-group counts (members in activeQ, in backoff,
-  // in flight) and the backoff index from the queues themselves. Empty when they all agree, else
-  // what differs.
+  // in flight, popped and not yet reported) and the backoff index from the queues themselves.
+  // Empty when they all agree, else what differs.
   std::string audit_member_counts() const;
 
   // scheduler_queue_incoming_pods_total: called with (queue, event) each time a pod enters activeQ,
@@ -210,6 +217,10 @@ private:
   };
   // A pod left flight (done, requeued, deleted): the turn's count of members in flight drops.
   void left_flight(const in_flight_entry& e);
+  // A popped pod's cycle reported (done or add_unschedulable), whether or not the pod is still in
+  // flight here (it may have been deleted meanwhile): its gang's unreported count drops, and a gang
+  // left with none becomes idle (take_idle_gangs).
+  void cycle_reported(const std::string& uid);
   struct logged_event {
     uint64_t seq;
     fw::cluster_event ev;
@@ -266,6 +277,12 @@ private:
   };
   turn_state turn_;
   std::unordered_map<std::string, uint64_t> rounds_;  // per gang, the last round started
+  // Per gang (by ticket): members popped whose cycle has not reported yet. Unlike
+  // flying_members_, a member deleted while in flight stays counted (deleted_in_flight_) until its
+  // cycle reports: it may still reach the permit coordinator.
+  member_counts unreported_;
+  std::unordered_map<std::string, std::string> deleted_in_flight_;  // uid -> gang key
+  std::vector<std::string> idle_gangs_;
 };
 
 }  // namespace kas

@@ -113,6 +113,15 @@ void serve_waiting(self_ptr self) {
 
 bool labels_changed(const label_map& a, const label_map& b) { return !(a == b); }
 
+// Gangs whose popped members have all reported (queue_state::take_idle_gangs): the permit
+// coordinator forgets them. Every message such a member's cycle sent the coordinator (its wait,
+// its failure) was enqueued there before its report was sent here, so it is handled before this.
+// Call it before serve_waiting: a member popped there starts the gang's next round, and whatever
+// its cycle sends the coordinator must come after the forget.
+void forget_idle_gangs(queue_actor_state& st) {
+  for (auto& key : st.q->take_idle_gangs()) caf::anon_send(st.wiring->permit, forget_atom::value, std::move(key));
+}
+
 }  // namespace
 
 scheduling_queue_options default_queue_options() { return {}; }
@@ -273,6 +282,7 @@ queue_actor spawn_scheduling_queue(caf::actor_system& sys, std::vector<fw::frame
           self->state.q->done(uid);
           uncount(self->state, uid);
         }
+        forget_idle_gangs(self->state);
         serve_waiting(self);
       },
       [=](requeue_atom, const failure& f) {
@@ -308,6 +318,7 @@ queue_actor spawn_scheduling_queue(caf::actor_system& sys, std::vector<fw::frame
           caf::anon_send(self->state.wiring->recorder, record_atom::value, std::move(o));
           count_rejection(self->state, *parked);
         }
+        forget_idle_gangs(self->state);
         serve_waiting(self);
       },
       [=](gang_atom, const std::string& key, uint64_t round) {

@@ -58,9 +58,109 @@ protected:
     return ctx;
   }
 
+  // How many gangs the coordinator holds state for.
+  uint64_t gangs() { return ask<uint64_t>(wiring->permit, stats_atom::value).value_or(~uint64_t{0}); }
+  // The queue's word that none of the gang's popped members is left to report.
+  void forget_gang() {
+    send(wiring->permit, forget_atom::value, pod_group_key(*group));
+    run();
+  }
+  // A member's own failure, as report_failure tells the coordinator.
+  void member_failed(const cycle_ctx_ptr& m, bool in_binding) {
+    send(wiring->permit, gang_atom::value,
+         gang_member_failed{m->queued->gang, m->assumed->uid, {"NodeResourcesFit"}, "0/1 nodes are available",
+                            in_binding});
+    run();
+  }
+  size_t binds() { return log("binder-0").count<bind_atom, cycle_ctx_ptr>(); }
+  size_t requeues() { return log("queue").count<requeue_atom, failure>(); }
+
   std::shared_ptr<pipeline> wiring;
   pod_group_ptr group;
 };
+
+// --- the gang state's life ---------------------------------------------------------------------------
+
+TEST_F(permit_actor_test, a_gang_admitted_and_then_forgotten_by_the_queue_leaves_no_state) {
+  EXPECT_EQ(gangs(), 0u);
+  send(wiring->permit, wait_atom::value, member("a", 2));
+  send(wiring->permit, wait_atom::value, member("b", 2));
+  run();
+  EXPECT_EQ(binds(), 2u);
+  EXPECT_EQ(gangs(), 1u) << "held while the attempt's members may still arrive";
+  forget_gang();
+  EXPECT_EQ(gangs(), 0u);
+  // The word for a gang it does not know changes nothing.
+  forget_gang();
+  EXPECT_EQ(gangs(), 0u);
+  EXPECT_EQ(requeues(), 0u);
+}
+
+TEST_F(permit_actor_test, a_late_member_of_a_failed_round_is_rejected_until_the_queue_forgets_the_gang) {
+  auto a = member("a", 3, 1, std::chrono::milliseconds(50));
+  send(wiring->permit, wait_atom::value, a);
+  run();
+  ASSERT_TRUE(tick());  // the gang's timeout: round 1 failed
+  run();
+  ASSERT_EQ(requeues(), 1u);
+  EXPECT_EQ(gangs(), 1u) << "round 1's other members are still on their way";
+  send(wiring->permit, wait_atom::value, member("late", 3, 1));
+  run();
+  ASSERT_EQ(requeues(), 2u) << "a member of the failed round is turned back when it arrives";
+  auto f = log("queue").last<requeue_atom, failure>();
+  EXPECT_EQ(std::get<1>(*f).message, "pod group default/train: 1/3 members could be placed (minCount 3)");
+  EXPECT_TRUE(std::get<1>(*f).gang_rejection);
+  EXPECT_EQ(binds(), 0u);
+  // Every member of round 1 reported: the queue has the coordinator forget the gang.
+  forget_gang();
+  EXPECT_EQ(gangs(), 0u);
+  // The next round (any pop after that is a later round) starts afresh and waits for its quorum.
+  send(wiring->permit, wait_atom::value, member("a", 3, 2));
+  run();
+  EXPECT_EQ(requeues(), 2u);
+  EXPECT_EQ(gangs(), 1u);
+}
+
+TEST_F(permit_actor_test, a_forget_while_members_wait_keeps_them_and_their_gang) {
+  send(wiring->permit, wait_atom::value, member("a", 2));
+  run();
+  forget_gang();  // cannot come from the queue while a waits; the coordinator does not strand it
+  EXPECT_EQ(gangs(), 1u);
+  send(wiring->permit, wait_atom::value, member("b", 2));
+  run();
+  EXPECT_EQ(binds(), 2u) << "a still counts toward the quorum";
+}
+
+TEST_F(permit_actor_test, once_the_quorum_was_reached_a_later_member_failing_does_not_undo_it) {
+  send(wiring->permit, wait_atom::value, member("a", 2));
+  send(wiring->permit, wait_atom::value, member("b", 2));
+  run();
+  ASSERT_EQ(binds(), 2u);
+  member_failed(member("c", 2), /*in_binding=*/false);  // fails its Filter, in the same round
+  EXPECT_EQ(requeues(), 0u);
+  send(wiring->permit, wait_atom::value, member("d", 2));
+  run();
+  EXPECT_EQ(binds(), 3u) << "a later member of the admitted round goes on at once";
+  EXPECT_EQ(requeues(), 0u);
+}
+
+TEST_F(permit_actor_test, a_member_whose_binding_failed_no_longer_holds_its_place) {
+  auto a = member("a", 2);
+  auto b = member("b", 2);
+  send(wiring->permit, wait_atom::value, a);
+  send(wiring->permit, wait_atom::value, b);
+  run();
+  ASSERT_EQ(binds(), 2u);
+  member_failed(a, /*in_binding=*/true);
+  member_failed(b, /*in_binding=*/true);
+  // Round 2: a alone does not make the quorum (b, failed, is not counted as admitted).
+  send(wiring->permit, wait_atom::value, member("a", 2, 2));
+  run();
+  EXPECT_EQ(binds(), 2u);
+  send(wiring->permit, wait_atom::value, member("b", 2, 2));
+  run();
+  EXPECT_EQ(binds(), 4u);
+}
 
 TEST_F(permit_actor_test, a_gang_is_admitted_whole_when_its_last_member_arrives) {
   std::vector<cycle_ctx_ptr> members;

@@ -147,6 +147,15 @@ public:
     return {v.begin(), v.end()};
   }
 
+  // How many gangs the permit coordinator holds state for.
+  uint64_t permit_gangs() {
+    uint64_t out = ~uint64_t{0};
+    self_->request(inst_->wiring->permit, reply_timeout, stats_atom::value)
+      .receive([&](uint64_t n) { out = n; },
+               [&](const caf::error& e) { ADD_FAILURE() << "permit coordinator: " << sys_.render(e); });
+    return out;
+  }
+
   cluster_stats stats() {
     cluster_stats out;
     self_->request(cluster_, reply_timeout, stats_atom::value)
@@ -391,6 +400,9 @@ TEST_P(CompetingGangsTest, OneGangWholeTheOtherWhollyPending) {
     if (o.status != "Scheduled") {
       EXPECT_NE(o.message.find("pod group default/"), std::string::npos) << o.name << ": " << o.message;
     }
+  // Nothing of either gang's attempts is in flight: the permit coordinator holds no state for the
+  // gang that bound nor for the one that failed (a long-running scheduler would keep it forever).
+  EXPECT_EQ(env.permit_gangs(), 0u);
 }
 
 INSTANTIATE_TEST_SUITE_P(Depth, CompetingGangsTest, ::testing::Values(1u, 16u),
@@ -443,6 +455,7 @@ TEST_P(GangTopologyTest, AGangLandsWholeInTheZoneWithRoomForIt) {
   t.gang("train", 8, "2");
   ASSERT_TRUE(t.run(GetParam()));
   t.env.expect_invariants();
+  EXPECT_EQ(t.env.permit_gangs(), 0u) << "the gang bound: the permit coordinator forgot it";
   auto outs = t.env.outcomes();
   EXPECT_EQ(count_status(outs, "Scheduled"), 8u);
   for (auto& [uid, o] : outs) {
@@ -461,6 +474,7 @@ TEST_P(GangTopologyTest, AGangNoSingleZoneFitsStaysWhollyPending) {
   t.env.expect_invariants();
   auto outs = t.env.outcomes();
   EXPECT_EQ(count_status(outs, "Scheduled"), 0u);
+  EXPECT_EQ(t.env.permit_gangs(), 0u) << "the gang's attempts failed and ended: the permit coordinator forgot it";
   size_t says_so = 0;
   for (auto& [uid, o] : outs) {
     EXPECT_NE(o.message.find("pod group default/train"), std::string::npos) << o.name << ": " << o.message;

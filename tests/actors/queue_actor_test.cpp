@@ -212,5 +212,76 @@ TEST_F(queue_actor_test, quiescence_reply_waits_for_the_pods_in_flight) {
   EXPECT_EQ(std::get<0>(*reply).popped, 1u);
 }
 
+// The permit coordinator forgets a gang when the queue says so: once every member popped has had its
+// cycle reported (here one bound, one failed), never while one still runs.
+TEST_F(queue_actor_test, the_permit_coordinator_hears_when_a_gangs_popped_members_all_reported) {
+  auto q = start();
+  auto g = std::make_shared<pod_group>();
+  g->api = pod_group_api::coscheduling;
+  g->ns = "default";
+  g->name = "train";
+  g->gang = true;
+  g->min_count = 2;
+  auto objs = std::make_shared<cluster_objects>();
+  objs->pod_groups[pod_group_key(*g)] = g;
+  auto objects = std::make_shared<cluster_change>();
+  objects->type = cluster_event_type::objects;
+  objects->objects = objs;
+  std::vector<pod_info_ptr> members;
+  for (auto name : {"t0", "t1"}) {
+    pod_spec ps = pod(name, "100m", "128Mi");
+    ps.labels = {{coscheduling_pod_group_label, "train"}};
+    members.push_back(make_pod(ps));
+  }
+  send(q, event_atom::value, batch({objects, pod_added(members[0]), pod_added(members[1])}));
+  run();
+  auto got = ask<pods>(q, pop_atom::value, uint32_t{2});
+  ASSERT_TRUE(got);
+  ASSERT_EQ(got->size(), 2u);
+  ASSERT_TRUE((*got)[0]->gang);
+  send(q, done_atom::value, std::vector<std::string>{members[0]->uid});
+  run();
+  EXPECT_EQ((log("permit").count<forget_atom, std::string>()), 0u) << "t1's cycle still runs";
+  auto t1 = (*got)[0]->pod->uid == members[1]->uid ? (*got)[0] : (*got)[1];
+  send(q, requeue_atom::value, failed(t1, fw::status::unschedulable("Insufficient cpu")));
+  run();
+  auto forget = log("permit").last<forget_atom, std::string>();
+  ASSERT_TRUE(forget);
+  EXPECT_EQ(std::get<1>(*forget), pod_group_key(*g));
+  EXPECT_EQ((log("permit").count<forget_atom, std::string>()), 1u);
+
+  // The next attempt: new members t2 and t3 join (with t0 bound the gang has its quorum) and are
+  // popped in a new round. t2 is deleted while its cycle runs: t3's report does not make the gang
+  // idle (t2's cycle may still reach Permit); t2's cycle's report, however late, does.
+  std::vector<pod_info_ptr> next;
+  for (auto name : {"t2", "t3"}) {
+    pod_spec ps = pod(name, "100m", "128Mi");
+    ps.labels = {{coscheduling_pod_group_label, "train"}};
+    next.push_back(make_pod(ps));
+  }
+  auto t0_bound = std::make_shared<cluster_change>();  // the cluster shows t0's binding
+  t0_bound->type = cluster_event_type::pod_update;
+  t0_bound->old_pod = members[0];
+  t0_bound->new_pod = with_node_name(*members[0], "n1");
+  send(q, event_atom::value, batch({t0_bound, pod_added(next[0]), pod_added(next[1])}));
+  run();
+  auto again = ask<pods>(q, pop_atom::value, uint32_t{2});
+  ASSERT_TRUE(again);
+  ASSERT_EQ(again->size(), 2u);
+  std::map<std::string, queued_pod_ptr> by_uid;
+  for (auto& p : *again) by_uid[p->pod->uid] = p;
+  ASSERT_EQ(by_uid.count(next[0]->uid) + by_uid.count(next[1]->uid), 2u);
+  ASSERT_TRUE(by_uid[next[0]->uid]->gang);
+  EXPECT_GT(by_uid[next[0]->uid]->gang->round, t1->gang->round);
+  send(q, event_atom::value, batch({pod_deleted(next[0])}));
+  run();
+  send(q, done_atom::value, std::vector<std::string>{next[1]->uid});
+  run();
+  EXPECT_EQ((log("permit").count<forget_atom, std::string>()), 1u) << "t2's cycle has not reported";
+  send(q, requeue_atom::value, failed(by_uid[next[0]->uid], fw::status::error("pods \"t2\" not found")));
+  run();
+  EXPECT_EQ((log("permit").count<forget_atom, std::string>()), 2u);
+}
+
 }  // namespace
 }  // namespace kas::test

@@ -843,5 +843,51 @@ TEST(QueueStateTest, AGangsTurnStartsWhenItsMemberBackingOffReturns) {
   EXPECT_EQ(q.audit_member_counts(), "");
 }
 
+// A gang becomes idle (take_idle_gangs: the permit coordinator may forget it) once every member
+// popped has had its cycle reported, done or failed, not before: the last report makes it idle,
+// once. A member deleted while in flight leaves flight at once (the turn ends without it), but its
+// cycle still runs and may still reach the coordinator: the gang is not idle until it reports.
+TEST(QueueStateTest, AGangIsIdleOnceEveryMemberPoppedReported) {
+  for (bool delete_one : {false, true}) {
+    SCOPED_TRACE(delete_one ? "a member deleted in flight" : "no deletion");
+    auto q = make_queue();
+    auto objs = std::make_shared<cluster_objects>();
+    auto g = gang_group("a", 3);
+    objs->pod_groups[pod_group_key(*g)] = g;
+    q.set_objects(objs, t0);
+    std::vector<pod_info_ptr> pods;
+    for (auto name : {"a0", "a1", "a2"}) {
+      pods.push_back(group_member(name, "a"));
+      q.track_group_member(nullptr, pods.back().get(), t0);
+      q.add(pods.back(), t0);
+    }
+    std::map<std::string, fw::queued_pod_info> popped;
+    for (auto& p : q.pop(3, t0)) popped[p->pod->uid] = *p;
+    ASSERT_EQ(popped.size(), 3u);
+    EXPECT_EQ(q.unreported_members(key_a), 3u);
+    q.done("a0");  // bound
+    fail(q, popped["a1"], {"NodeResourcesFit"}, false, t0 + 1ms);
+    EXPECT_TRUE(q.take_idle_gangs().empty()) << "a2's cycle has not reported";
+    if (delete_one) {
+      q.track_group_member(pods[2].get(), nullptr, t0 + 2ms);
+      q.remove("a2");
+      EXPECT_EQ(q.gang_turn(), "") << "nothing of the turn in flight: it ends";
+      EXPECT_EQ(q.unreported_members(key_a), 1u);
+      EXPECT_TRUE(q.take_idle_gangs().empty()) << "a2's cycle still runs: it may still reach the coordinator";
+      EXPECT_EQ(q.audit_member_counts(), "");
+      fail(q, popped["a2"], {}, true, t0 + 3ms);  // its binding fails: the pod is gone
+    } else {
+      q.done("a2");
+    }
+    EXPECT_EQ(q.take_idle_gangs(), std::vector<std::string>{key_a});
+    EXPECT_EQ(q.unreported_members(key_a), 0u);
+    EXPECT_EQ(q.audit_member_counts(), "");
+    // A report that comes twice, or for a pod never popped, changes nothing.
+    q.done("a0");
+    q.done("nobody");
+    EXPECT_TRUE(q.take_idle_gangs().empty());
+  }
+}
+
 }  // namespace
 }  // namespace kas
