@@ -182,8 +182,13 @@ case "$case" in
     python3 "$load" churn --server "$server" --certs "$certs" --rounds "$(n 15)" || fail "churn"
     python3 "$load" wait --server "$server" --certs "$certs" --pods 0 --timeout 300 >/dev/null ||
       fail "pods left unbound after churn: $(tail -5 "$work/run.err")"
-    # Every pod is bound in the API; the scheduler may still be applying the last watch events, so
-    # ask for dumps until one matches (each attempt waits for its own dump).
+    # churn garbage-collects a removed node's pods once, right after the delete; a binding the
+    # scheduler sent before its informer saw the delete can land after that pass (the apiserver binds
+    # to any node name), leaving a pod on a node the API no longer has, which kube's pod GC deletes
+    # later. Every pod is bound now, so no binding lands any more: one orphan pass is final.
+    python3 "$load" gc --server "$server" --certs "$certs" || fail "pod GC"
+    # The scheduler may still be applying the last watch events, so ask for dumps until one matches
+    # (each attempt waits for its own dump).
     converged=""
     for _ in $(seq 1 50); do
       dump="$(next_dump)"
