@@ -12,6 +12,8 @@ HTTP/1.1 over TLS with the client certificate the fixture wrote (--cert-dir), JS
                                                                           SIGUSR2 logs it, against the API)
   api_load.py gc      --server URL --certs DIR                           (kube's pod GC, orphans: deletes the pods
                                                                           bound to a node the API does not have)
+  api_load.py orphan  --server URL --certs DIR --node N --pod NS/NAME    (deletes node N, then binds the pod to it,
+                                                                          as a scheduler that has not seen the delete)
   api_load.py faults  --server URL --certs DIR                           (the fixture's injected-fault counts)
   api_load.py apply   --server URL --certs DIR --file F                  (creates the items of a JSON v1 List)
   api_load.py placements --server URL --certs DIR                        (every pod's node, as JSON)
@@ -374,6 +376,23 @@ def gc(api, a):
     return 1 if errors else 0
 
 
+def orphan(api, a):
+    """Deletes node --node, then binds pod --pod (NS/NAME, unbound) to it: what a scheduler whose
+    informer had not yet seen the delete does, and kube-apiserver accepts (a binding names any node)."""
+    ns, name = a.pod.split("/", 1)
+    st, body = api.call("DELETE", "/api/v1/nodes/" + a.node)
+    if st != 200:
+        print("error: delete node %s: HTTP %d %s" % (a.node, st, body.get("message", "")), file=sys.stderr)
+        return 1
+    binding = {"kind": "Binding", "apiVersion": "v1", "metadata": {"name": name, "namespace": ns},
+               "target": {"kind": "Node", "apiVersion": "v1", "name": a.node}}
+    st, body = api.call("POST", "/api/v1/namespaces/%s/pods/%s/binding" % (ns, name), binding)
+    if st != 201:
+        print("error: bind %s to %s: HTTP %d %s" % (a.pod, a.node, st, body.get("message", "")), file=sys.stderr)
+        return 1
+    return 0
+
+
 # With --announce, the leader election moments split-log prints, each once, for a test to wait on.
 ANNOUNCE = [("successfully acquired lease", "LEADER"), ("not acquired: lock is held by", "STANDBY"),
             ("leaderelection lost", "LOST"), ("released lease", "RELEASED")]
@@ -579,7 +598,7 @@ def faults(api, a):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("command", choices=["create", "wait", "check", "churn", "compare", "gc", "faults",
+    ap.add_argument("command", choices=["create", "wait", "check", "churn", "compare", "gc", "orphan", "faults",
                                             "split-log", "apply", "placements", "preemption", "event-recreate"])
     ap.add_argument("--server")
     ap.add_argument("--certs")
@@ -604,7 +623,7 @@ def main():
         return split_log(a)
     api = Api(a.server, a.certs)
     return {"create": create, "wait": wait, "check": check, "churn": churn, "compare": compare, "gc": gc,
-            "faults": faults, "apply": apply, "placements": placements,
+            "orphan": orphan, "faults": faults, "apply": apply, "placements": placements,
             "preemption": preemption, "event-recreate": event_recreate}[a.command](api, a)
 
 
