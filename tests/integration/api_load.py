@@ -10,7 +10,12 @@ HTTP/1.1 over TLS with the client certificate the fixture wrote (--cert-dir), JS
                                                                           deleted; nodes added, cordoned, removed)
   api_load.py compare --server URL --certs DIR --dump FILE               (the scheduler's cache dump, as its
                                                                           SIGUSR2 logs it, against the API)
+  api_load.py gc      --server URL --certs DIR                           (kube's pod GC, orphans: deletes the pods
+                                                                          bound to a node the API does not have)
+  api_load.py orphan  --server URL --certs DIR --node N --pod NS/NAME    (deletes node N, then binds the pod to it,
+                                                                          as a scheduler that has not seen the delete)
   api_load.py faults  --server URL --certs DIR                           (the fixture's injected-fault counts)
+  api_load.py list    --server URL --certs DIR --path URL                (every object of a list URL, as JSON)
   api_load.py apply   --server URL --certs DIR --file F                  (creates the items of a JSON v1 List)
   api_load.py placements --server URL --certs DIR                        (every pod's node, as JSON)
   api_load.py event-recreate --server URL --certs DIR --pod NS/NAME --delete-pod NS/NAME
@@ -285,7 +290,9 @@ def churn(api, a):
                              "application/merge-patch+json")
             if st != 200:
                 errors.append("cordon %s: HTTP %d" % (cordon, st))
-            # A node goes, and its pods with it (what the pod garbage collector does).
+            # A node goes, and its pods with it (what the pod garbage collector does). One pass: a
+            # binding the scheduler sent before it saw the node go may land after it (the apiserver
+            # accepts a binding to any node name); the pod GC finds those later (`gc`).
             api.call("DELETE", "/api/v1/nodes/" + victim)
             for p in api.list_all("/api/v1/pods"):
                 if p.get("spec", {}).get("nodeName") == victim:
@@ -317,14 +324,21 @@ def parse_dump(path):
 
 def compare(api, a):
     cache = parse_dump(a.dump)
-    want = {n["metadata"]["name"]: set() for n in api.list_all("/api/v1/nodes")}
+    nodes = {n["metadata"]["name"] for n in api.list_all("/api/v1/nodes")}
+    want = {n: set() for n in nodes}
     for p in api.list_all("/api/v1/pods"):
         nn = p.get("spec", {}).get("nodeName")
         if nn:
             want.setdefault(nn, set()).add(p["metadata"]["namespace"] + "/" + p["metadata"]["name"])
     problems = []
     for n in sorted(set(cache) | set(want)):
-        if n not in cache:
+        if n not in nodes and n in want:
+            # Pods bound to a node the API does not have (a binding that landed after the node's
+            # delete): kube-apiserver accepts it, kube's pod GC deletes the pod later. The cache keeps
+            # such pods off its snapshot, so the dump cannot show them.
+            problems.append("node %s is not in the API, yet pods are bound to it: %s (orphans: `gc` deletes them)" % (
+                n, sorted(want[n])[:3]))
+        elif n not in cache:
             problems.append("node %s is in the API, not in the cache" % n)
         elif n not in want:
             problems.append("node %s is in the cache, not in the API" % n)
@@ -336,6 +350,48 @@ def compare(api, a):
     print("compared %d nodes, %d bound pods: %d differences" % (
         len(want), sum(len(v) for v in want.values()), len(problems)))
     return 1 if problems else 0
+
+
+def gc(api, a):
+    """kube's pod garbage collector's orphan pass (gcOrphaned): every pod bound to a node the API does
+    not have is deleted; the node is checked once more by name before (its quarantine), so a node
+    created since the list keeps its pods. Prints how many went."""
+    nodes = {n["metadata"]["name"] for n in api.list_all("/api/v1/nodes")}
+    errors, deleted = [], []
+    for p in api.list_all("/api/v1/pods"):
+        nn = p.get("spec", {}).get("nodeName")
+        if not nn or nn in nodes:
+            continue
+        st, _ = api.call("GET", "/api/v1/nodes/" + nn)
+        if st != 404:
+            continue
+        key = p["metadata"]["namespace"] + "/" + p["metadata"]["name"]
+        st, _ = api.call("DELETE", "/api/v1/namespaces/%s/pods/%s" % (p["metadata"]["namespace"], p["metadata"]["name"]))
+        if st == 200:
+            deleted.append("%s (on %s)" % (key, nn))
+        elif st != 404:  # 404: deleted since the list
+            errors.append("delete orphan %s: HTTP %d" % (key, st))
+    for e in errors[:20]:
+        print("error: " + e, file=sys.stderr)
+    print("pod GC: %d orphaned pods deleted%s" % (len(deleted), (": " + ", ".join(deleted[:5])) if deleted else ""))
+    return 1 if errors else 0
+
+
+def orphan(api, a):
+    """Deletes node --node, then binds pod --pod (NS/NAME, unbound) to it: what a scheduler whose
+    informer had not yet seen the delete does, and kube-apiserver accepts (a binding names any node)."""
+    ns, name = a.pod.split("/", 1)
+    st, body = api.call("DELETE", "/api/v1/nodes/" + a.node)
+    if st != 200:
+        print("error: delete node %s: HTTP %d %s" % (a.node, st, body.get("message", "")), file=sys.stderr)
+        return 1
+    binding = {"kind": "Binding", "apiVersion": "v1", "metadata": {"name": name, "namespace": ns},
+               "target": {"kind": "Node", "apiVersion": "v1", "name": a.node}}
+    st, body = api.call("POST", "/api/v1/namespaces/%s/pods/%s/binding" % (ns, name), binding)
+    if st != 201:
+        print("error: bind %s to %s: HTTP %d %s" % (a.pod, a.node, st, body.get("message", "")), file=sys.stderr)
+        return 1
+    return 0
 
 
 # With --announce, the leader election moments split-log prints, each once, for a test to wait on.
@@ -549,8 +605,8 @@ def list_objects(api, a):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("command", choices=["create", "wait", "check", "churn", "compare", "faults", "split-log", "apply",
-                                            "placements", "preemption", "event-recreate", "list"])
+    ap.add_argument("command", choices=["create", "wait", "check", "churn", "compare", "gc", "orphan", "faults",
+                                            "split-log", "apply", "placements", "preemption", "event-recreate", "list"])
     ap.add_argument("--server")
     ap.add_argument("--certs")
     ap.add_argument("--dir")
@@ -574,8 +630,8 @@ def main():
     if a.command == "split-log":
         return split_log(a)
     api = Api(a.server, a.certs)
-    return {"create": create, "wait": wait, "check": check, "churn": churn, "compare": compare,
-            "faults": faults, "apply": apply, "placements": placements,
+    return {"create": create, "wait": wait, "check": check, "churn": churn, "compare": compare, "gc": gc,
+            "orphan": orphan, "faults": faults, "apply": apply, "placements": placements,
             "preemption": preemption, "event-recreate": event_recreate, "list": list_objects}[a.command](api, a)
 
 
