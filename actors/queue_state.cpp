@@ -395,7 +395,7 @@ bool queue_state::may_pop(const fw::queued_pod_info& q, bool start_turn) {
   if (ready < static_cast<size_t>(groups_.group(*key)->min_count)) return false;
   if (start_turn) {
     turn_.key = *key;
-    turn_.round = ++rounds_[*key];
+    turn_.round = ++last_round_;
     turn_.in_flight = 0;
   }
   return true;

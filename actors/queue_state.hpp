@@ -276,7 +276,9 @@ private:
     size_t in_flight = 0;
   };
   turn_state turn_;
-  std::unordered_map<std::string, uint64_t> rounds_;  // per gang, the last round started
+  // The last round started, of any gang: rounds only grow, per gang and overall, so nothing per
+  // gang is kept for them (a long-running scheduler sees gangs come and go).
+  uint64_t last_round_ = 0;
   // Per gang (by ticket): members popped whose cycle has not reported yet. Unlike
   // flying_members_, a member deleted while in flight stays counted (deleted_in_flight_) until its
   // cycle reports: it may still reach the permit coordinator.
