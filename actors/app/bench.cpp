@@ -504,7 +504,7 @@ private:
           }
           // scheduler_perf creates nodes synchronously: wait until the scheduler's cache has them
           // all, so node ingestion is not counted in the pods' latency and throughput.
-          wait_for_nodes(self);
+          if (!wait_for_nodes(self)) return 1;
           if (died()) return actor_died_exit_code;
           break;
         case workload_opcode::create_any:
@@ -601,13 +601,29 @@ private:
   // The watcher sees the cluster's node adds; the cache receives them in the same order, so once
   // the watcher has them all, a snapshot request queued behind them sees them (asked again only
   // while the cache is still between the two).
-  void wait_for_nodes(caf::scoped_actor& self) {
+  // Waits until the scheduler's cache holds every node created so far. False, with the reason on
+  // stderr, when the watch saw no new node for --stall-timeout seconds: the creates are failing (an
+  // apiserver that is down or refuses them; the log says which) and waiting longer would hang.
+  bool wait_for_nodes(caf::scoped_actor& self) {
+    auto last_change = bench_clock::now();
+    uint64_t seen = 0;
     for (auto st = watcher_stats(self, ~uint64_t{0}); st[3] < nodes_.size() && !died();
          st = watcher_stats(self, st[3])) {
+      auto now = bench_clock::now();
+      if (st[3] != seen) {
+        seen = st[3];
+        last_change = now;
+      } else if (now - last_change > std::chrono::seconds(args_.stall_timeout_s)) {
+        std::cerr << "error: " << wl_.name << ": " << seen << " of " << nodes_.size()
+                  << " nodes created reached the cluster's watch, none more in --stall-timeout " << args_.stall_timeout_s
+                  << " s (see the log for the failed creates)\n";
+        return false;
+      }
     }
     for (size_t have = 0; have < nodes_.size() && !died();)
       self->request(cache_, caf::infinite, snap_atom::value).receive([&](const snapshot_ptr& s) { have = s->size(); },
                                                                      [&](caf::error&) { have = nodes_.size(); });
+    return true;
   }
 
   // The watcher's counters; waits (at most 200 ms) for the node count to move past `seen_nodes` or

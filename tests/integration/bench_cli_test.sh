@@ -24,7 +24,7 @@ run-gangs-competing
 gangs-competing-uncontested-fails
 gangs-competing-none-fits-fails
 bad-workload-gang-size
-bad-gangs-through-kubeconfig
+nodes-stall-through-kubeconfig
 bad-missing-workload
 bad-workload-unknown-field
 bad-workload-pv-template
@@ -227,11 +227,14 @@ PY
     printf 'name: X\nops:\n- {opcode: createNodes, count: 1, nodeTemplatePath: %s}\n- {opcode: createPods, count: 10, podTemplatePath: %s, podGroup: {size: 4}, collectMetrics: true}\n' \
       "$t/node-default.yaml" "$t/pod-default.yaml" >"$tmp/w.yaml"
     bad "$tmp/w.yaml: ops[1].podGroup.size: must divide the op's count (10)" -- --workload "$tmp/w.yaml" --quiet ;;
-  bad-gangs-through-kubeconfig)
-    # api_cluster does not create PodGroups: refused before anything connects.
+  nodes-stall-through-kubeconfig)
+    # An apiserver that is not there: the node creates fail, and the wait for the nodes gives up
+    # after --stall-timeout with one line that says so (exit 1), instead of waiting forever.
     printf 'apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]\ncontexts: [{name: c, context: {cluster: c, user: u}}]\ncurrent-context: c\nusers: [{name: u, user: {}}]\n' >"$tmp/kubeconfig"
-    bad "gang-small.yaml: bench --kubeconfig does not create PodGroups through the API yet" -- \
-      --workload "$root/tests/fixtures/workloads/gang-small.yaml" --kubeconfig "$tmp/kubeconfig" --quiet ;;
+    run --workload "$root/tests/fixtures/workloads/gang-small.yaml" --kubeconfig "$tmp/kubeconfig" --stall-timeout 1 --quiet
+    [ "$rc" -eq 1 ] || { show; fail "exit code $rc, want 1"; }
+    grep -qE "^error: .*: 0 of [0-9]+ nodes created reached the cluster's watch, none more in --stall-timeout 1 s" "$tmp/err" ||
+      { show; fail "stderr does not say the nodes never came"; } ;;
   bad-missing-workload)
     bad "$tmp/absent.yaml" "cannot read the file" -- --workload "$tmp/absent.yaml" --quiet ;;
   bad-workload-unknown-field)
