@@ -652,6 +652,21 @@ pod_group_ptr gang_group(const std::string& name, int32_t min_count) {
   return g;
 }
 
+// Gang "a" (minCount 3) with its three members a0..a2 queued at t0.
+std::vector<pod_info_ptr> queue_gang_a(queue_state& q) {
+  auto objs = std::make_shared<cluster_objects>();
+  auto g = gang_group("a", 3);
+  objs->pod_groups[pod_group_key(*g)] = g;
+  q.set_objects(objs, t0);
+  std::vector<pod_info_ptr> pods;
+  for (auto name : {"a0", "a1", "a2"}) {
+    pods.push_back(group_member(name, "a"));
+    q.track_group_member(nullptr, pods.back().get(), t0);
+    q.add(pods.back(), t0);
+  }
+  return pods;
+}
+
 const std::string key_a = pod_group_key(pod_group_api::workload, "default", "a");
 const std::string key_b = pod_group_key(pod_group_api::workload, "default", "b");
 
@@ -821,16 +836,7 @@ TEST(QueueStateTest, AGangWhoseMissingMemberBacksOffWaitsInActiveQUntilItLeaves)
 // activeQ and the three are popped together.
 TEST(QueueStateTest, AGangsTurnStartsWhenItsMemberBackingOffReturns) {
   auto q = make_queue();
-  auto objs = std::make_shared<cluster_objects>();
-  auto g = gang_group("a", 3);
-  objs->pod_groups[pod_group_key(*g)] = g;
-  q.set_objects(objs, t0);
-  std::vector<pod_info_ptr> pods;
-  for (auto name : {"a0", "a1", "a2"}) {
-    pods.push_back(group_member(name, "a"));
-    q.track_group_member(nullptr, pods.back().get(), t0);
-    q.add(pods.back(), t0);
-  }
+  queue_gang_a(q);
   for (auto& p : q.pop(3, t0)) fail(q, *p, {}, true, p->pod->uid == "a0" ? t0 + 5s : t0 + 1ms);
   q.flush(t0 + 2s);
   q.park_stuck_gangs();
@@ -851,16 +857,7 @@ TEST(QueueStateTest, AGangIsIdleOnceEveryMemberPoppedReported) {
   for (bool delete_one : {false, true}) {
     SCOPED_TRACE(delete_one ? "a member deleted in flight" : "no deletion");
     auto q = make_queue();
-    auto objs = std::make_shared<cluster_objects>();
-    auto g = gang_group("a", 3);
-    objs->pod_groups[pod_group_key(*g)] = g;
-    q.set_objects(objs, t0);
-    std::vector<pod_info_ptr> pods;
-    for (auto name : {"a0", "a1", "a2"}) {
-      pods.push_back(group_member(name, "a"));
-      q.track_group_member(nullptr, pods.back().get(), t0);
-      q.add(pods.back(), t0);
-    }
+    auto pods = queue_gang_a(q);
     std::map<std::string, fw::queued_pod_info> popped;
     for (auto& p : q.pop(3, t0)) popped[p->pod->uid] = *p;
     ASSERT_EQ(popped.size(), 3u);

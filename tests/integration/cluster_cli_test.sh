@@ -77,6 +77,16 @@ next_dump() {
   echo "$work/dump.${line#DUMP }"
 }
 
+# Asks for cache dumps until one matches the API (the scheduler may still be applying the last
+# watch events; each attempt waits for its own dump), else fails with MESSAGE and the differences.
+await_converged() {
+  for _ in $(seq 1 50); do
+    dump="$(next_dump)"
+    python3 "$load" compare --server "$server" --certs "$certs" --dump "$dump" >"$work/compare.out" 2>&1 && return 0
+  done
+  fail "$1: $(cat "$work/compare.out")"
+}
+
 stop_run() {
   kill -TERM "$run_pid"
   local rc=0
@@ -189,15 +199,7 @@ case "$case" in
     python3 "$load" gc --server "$server" --certs "$certs" || fail "pod GC"
     # The scheduler may still be applying the last watch events, so ask for dumps until one matches
     # (each attempt waits for its own dump).
-    converged=""
-    for _ in $(seq 1 50); do
-      dump="$(next_dump)"
-      if python3 "$load" compare --server "$server" --certs "$certs" --dump "$dump" >"$work/compare.out" 2>&1; then
-        converged=1
-        break
-      fi
-    done
-    [ -n "$converged" ] || fail "the cache did not converge: $(cat "$work/compare.out")"
+    await_converged "the cache did not converge"
     cat "$work/compare.out"
     stop_run
     ;;
@@ -223,15 +225,7 @@ case "$case" in
     [ -n "$seen" ] || fail "compare did not name the orphan: $(cat "$work/compare.out")"
     gc_out="$(python3 "$load" gc --server "$server" --certs "$certs")" || fail "pod GC: $gc_out"
     [ "$gc_out" = "pod GC: 1 orphaned pods deleted: load/pod-0 (on node-0)" ] || fail "pod GC: $gc_out"
-    converged=""
-    for _ in $(seq 1 50); do
-      dump="$(next_dump)"
-      if python3 "$load" compare --server "$server" --certs "$certs" --dump "$dump" >"$work/compare.out" 2>&1; then
-        converged=1
-        break
-      fi
-    done
-    [ -n "$converged" ] || fail "the cache did not converge after the pod GC: $(cat "$work/compare.out")"
+    await_converged "the cache did not converge after the pod GC"
     cat "$work/compare.out"
     stop_run
     ;;
