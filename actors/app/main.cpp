@@ -1,5 +1,6 @@
 // kube-actor-scheduler: a Kubernetes pod scheduler built on actors. The README documents the
 // command-line contract.
+#include <csignal>
 #include <cstring>
 #include <iostream>
 #include <string>
@@ -313,6 +314,16 @@ int run_command(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // `run` dumps its cache on SIGUSR2 (kube-scheduler's cache debugger), taken by sigwait once it is
+  // up. Blocked from the first instruction, not from then: a SIGUSR2 that arrives while it starts
+  // (config, the apiserver's /version) waits instead of killing the process with the signal's
+  // default action. The mask holds across the re-exec below and into every thread started later.
+  if (argc >= 2 && std::strcmp(argv[1], "run") == 0) {
+    sigset_t usr2;
+    sigemptyset(&usr2);
+    sigaddset(&usr2, SIGUSR2);
+    sigprocmask(SIG_BLOCK, &usr2, nullptr);
+  }
   // Before anything else (no thread, no allocation worth keeping): may replace this process image.
   const std::string untuned = kas::reexec_with_malloc_tuning(argv);
   // Before any thread starts (messages/descriptors.hpp says why).

@@ -401,7 +401,8 @@ ANNOUNCE = [("successfully acquired lease", "LEADER"), ("not acquired: lock is h
 
 def split_log(a):
     """Copies the scheduler's log (stdin) to DIR/run.err line by line; each cache dump is also cut
-    out into DIR/dump.N, and "DUMP N" is printed once it is whole (the test waits on that). With
+    out into DIR/dump.N, and "DUMP N" is printed once it is whole (the test waits on that);
+    "SYNCED" is printed once, when the scheduler logs that its informers synced. With
     --announce, the first line of each leader election moment (ANNOUNCE) prints its tag and the
     line's log timestamp, e.g. "LEADER 2026-12-04 11:04:35.128"."""
     n, dump = 0, None
@@ -415,6 +416,9 @@ def split_log(a):
                     if text in line and tag not in announced:
                         announced.add(tag)
                         print("%s %s" % (tag, line[1:24] if line.startswith("[") else "-"), flush=True)
+            if "informers synced" in line and "SYNCED" not in announced:
+                announced.add("SYNCED")
+                print("SYNCED", flush=True)
             if "Dump of cached NodeInfo ends" in line and dump is not None:
                 dump.close()
                 os.rename(a.dir + "/dump.tmp", "%s/dump.%d" % (a.dir, n))

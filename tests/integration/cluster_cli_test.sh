@@ -69,12 +69,23 @@ start_run() {
   exec 5<"$work/dumps.fifo"
 }
 
-# Sends SIGUSR2 and waits for the dump it causes; prints its file.
+# Sends SIGUSR2 and waits for the dump it causes; prints its file. (fd 5 also carries SYNCED.)
 next_dump() {
   kill -USR2 "$run_pid"
   local line
-  read -r -t 60 line <&5 || fail "no cache dump within 60 s of SIGUSR2"
-  echo "$work/dump.${line#DUMP }"
+  while read -r -t 60 line <&5; do
+    case "$line" in DUMP\ *) echo "$work/dump.${line#DUMP }"; return 0 ;; esac
+  done
+  fail "no cache dump within 60 s of SIGUSR2"
+}
+
+# Waits until the scheduler logs that its informers synced (split-log's SYNCED on fd 5).
+await_synced() {
+  local line
+  while read -r -t 60 line <&5; do
+    [ "$line" = SYNCED ] && return 0
+  done
+  fail "the scheduler's informers did not sync within 60 s: $(tail -5 "$work/run.err")"
 }
 
 # Asks for cache dumps until one matches the API (the scheduler may still be applying the last
@@ -211,6 +222,7 @@ case "$case" in
     start_apiserver
     python3 "$load" create --server "$server" --certs "$certs" --nodes 2 --pods 1 --scheduler elsewhere
     start_run "$certs/kubeconfig"
+    await_synced
     python3 "$load" orphan --server "$server" --certs "$certs" --node node-0 --pod load/pod-0 || fail "orphan"
     seen=""
     for _ in $(seq 1 50); do
